@@ -1,0 +1,65 @@
+/// Strict base64 decoding for the two alphabets a JWS uses: base64url without padding for its segments
+/// (RFC 7515 §2) and standard base64 with padding for the DER certificates in `x5c` (RFC 7515 §4.1.6).
+enum Base64 {
+    enum Alphabet {
+        case standard
+        case url
+    }
+
+    private static let invalid: UInt8 = 0xFF
+
+    private static let standardTable: [UInt8] = table(extra62: UInt8(ascii: "+"), extra63: UInt8(ascii: "/"))
+    private static let urlTable: [UInt8] = table(extra62: UInt8(ascii: "-"), extra63: UInt8(ascii: "_"))
+
+    private static func table(extra62: UInt8, extra63: UInt8) -> [UInt8] {
+        var table = [UInt8](repeating: invalid, count: 256)
+        for (index, char) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8.enumerated() {
+            table[Int(char)] = UInt8(index)
+        }
+        table[Int(extra62)] = 62
+        table[Int(extra63)] = 63
+        return table
+    }
+
+    /// Decodes `input`, or returns nil if it holds a character outside the alphabet, padding where the alphabet
+    /// takes none (or none where it needs it), or a length no encoder produces.
+    static func decode<Bytes: Collection>(_ input: Bytes, alphabet: Alphabet) -> [UInt8]? where Bytes.Element == UInt8 {
+        var count = input.count
+        var end = input.endIndex
+        switch alphabet {
+        case .url:
+            if count % 4 == 1 { return nil }
+        case .standard:
+            guard count % 4 == 0 else { return nil }
+            // Up to two '=' at the end.
+            var padding = 0
+            while padding < 2, count > 0, input[input.index(input.startIndex, offsetBy: count - 1)] == UInt8(ascii: "=") {
+                padding += 1
+                count -= 1
+            }
+            end = input.index(input.startIndex, offsetBy: count)
+        }
+        let table = alphabet == .url ? urlTable : standardTable
+        var output = [UInt8]()
+        output.reserveCapacity(count * 3 / 4)
+        return table.withUnsafeBufferPointer { table -> [UInt8]? in
+            var accumulator: UInt32 = 0
+            var bits = 0
+            var index = input.startIndex
+            while index != end {
+                let value = table[Int(input[index])]
+                if value == invalid { return nil }
+                accumulator = (accumulator << 6) | UInt32(value)
+                bits += 6
+                if bits >= 8 {
+                    bits -= 8
+                    output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                }
+                index = input.index(after: index)
+            }
+            // Leftover bits must be zero padding of fewer than 8 bits, as every encoder writes them.
+            if bits >= 6 || accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
+            return output
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import Synchronization
+
+/// A bounded cache of certificate chains that have been verified to a trust store.
+///
+/// A hit returns the leaf's P-256 key, so that a JWS signed by a known chain costs one signature verification.
+/// The cache never stretches trust in time: every certificate's validity window is checked against each call's
+/// validation time, and a call outside any window is a miss that goes through full verification again. When OCSP
+/// checking is on, an entry also ages out after the configured lifetime.
+///
+/// One cache may be shared by several verifiers: entries are keyed by the trust store as well as the DER bytes.
+public final class ChainCache: Sendable {
+    struct Key: Hashable, Sendable {
+        var trustStore: [UInt8]
+        var leaf: [UInt8]
+        var intermediate: [UInt8]
+    }
+
+    struct Entry: Sendable {
+        var leafKey: P256.Signing.PublicKey
+        /// The validity window of each certificate of the verified chain.
+        var validity: [ClosedRange<Date>]
+        /// When OCSP last confirmed the chain, if it was checked.
+        var revocationCheckedAt: Date?
+        var lastUse: UInt64
+    }
+
+    private struct State {
+        var entries: [Key: Entry] = [:]
+        var tick: UInt64 = 0
+        var hits = 0
+        var misses = 0
+    }
+
+    public let capacity: Int
+    private let state = Mutex(State())
+
+    /// - Parameter capacity: the most chains kept; the least recently used one is dropped first. Apple signs with a
+    ///   handful of leaf certificates at a time, so the default leaves ample room.
+    public init(capacity: Int = 256) {
+        self.capacity = max(1, capacity)
+    }
+
+    public var count: Int { state.withLock { $0.entries.count } }
+
+    /// How many lookups found a usable entry, and how many did not.
+    public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+
+    public func removeAll() {
+        state.withLock { $0.entries.removeAll() }
+    }
+
+    /// The leaf key of a chain verified earlier, if every certificate is valid at `validationTime` and, when
+    /// `revocationLifetime` is given, the revocation check is younger than that at `now`.
+    func leafKey(for key: Key, at validationTime: Date, now: Date, revocationLifetime: TimeInterval?) -> P256.Signing.PublicKey? {
+        state.withLock { state in
+            guard var entry = state.entries[key],
+                  entry.validity.allSatisfy({ $0.contains(validationTime) })
+            else {
+                state.misses += 1
+                return nil
+            }
+            if let revocationLifetime {
+                guard let checkedAt = entry.revocationCheckedAt, now.timeIntervalSince(checkedAt) < revocationLifetime,
+                      checkedAt <= now
+                else {
+                    state.misses += 1
+                    return nil
+                }
+            }
+            state.tick &+= 1
+            entry.lastUse = state.tick
+            state.entries[key] = entry
+            state.hits += 1
+            return entry.leafKey
+        }
+    }
+
+    func insert(_ key: Key, leafKey: P256.Signing.PublicKey, validity: [ClosedRange<Date>], revocationCheckedAt: Date?) {
+        state.withLock { state in
+            state.tick &+= 1
+            if state.entries[key] == nil, state.entries.count >= capacity,
+               let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+                state.entries.removeValue(forKey: oldest)
+            }
+            state.entries[key] = Entry(
+                leafKey: leafKey, validity: validity, revocationCheckedAt: revocationCheckedAt, lastUse: state.tick)
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// The App Store environment that produced a piece of data.
+///
+/// Unknown values decode and are kept as they came; see ``AppleEnum``.
+public struct Environment: AppleEnum {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public static let production = Self(rawValue: "Production")
+    public static let sandbox = Self(rawValue: "Sandbox")
+    public static let xcode = Self(rawValue: "Xcode")
+    public static let localTesting = Self(rawValue: "LocalTesting")
+
+    public static let known: [Self] = [.production, .sandbox, .xcode, .localTesting]
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// `storekeeper verify` as users and scripts call it: output, exit codes and messages.
+@Suite struct CLITests {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func binary() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["STOREKEEPER_BIN"] { return URL(fileURLWithPath: path) }
+        // The test bundle sits in the build folder next to the executable it depends on.
+        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("storekeeper")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        throw Fixtures.Missing(name: "the storekeeper executable (set STOREKEEPER_BIN)")
+    }
+
+    func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
+        let process = Process()
+        process.executableURL = try Self.binary()
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    func fixturePath(_ name: String) throws -> String {
+        try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil)).path
+    }
+
+    func temporaryFile(_ contents: Data) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID().uuidString)")
+        try contents.write(to: url)
+        return url.path
+    }
+
+    @Test func validNotificationPrintsDecodedJSON() throws {
+        let result = try run([
+            "verify", try fixturePath("appstore-test-ca/testNotification"), "--root", try fixturePath("appstore-test-ca/testCA.der"),
+            "--bundle-id", "com.example", "--environment", "sandbox",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["notificationType"] as? String == "TEST")
+        #expect((object["data"] as? [String: Any])?["bundleId"] as? String == "com.example")
+        #expect(object["signedDate"] as? Int == 1_681_314_324_000)
+    }
+
+    @Test func webhookBodyOnStandardInput() throws {
+        let jws = try Fixtures.string("appstore-test-ca/testNotification")
+        let body = try JSONSerialization.data(withJSONObject: ["signedPayload": jws])
+        let result = try run(["verify", "-", "--root", try fixturePath("appstore-test-ca/testCA.der")], stdin: body)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"notificationUUID\" : \"9ad56bd2-0bc6-42e0-af24-fd996d87a1e6\""))
+    }
+
+    @Test func notificationShowsNestedDataDecoded() throws {
+        let pki = try TestPKI()
+        let payload: [String: Any] = [
+            "notificationType": "DID_RENEW", "notificationUUID": "u-1", "signedDate": signedAt, "version": "2.0",
+            "data": ["bundleId": "com.example.app", "environment": "Sandbox", "appAppleId": 1, "signedTransactionInfo": try pki.sign(transactionPayload())],
+        ]
+        let file = try temporaryFile(Data(try pki.sign(payload).utf8))
+        let root = try temporaryFile(Data(pki.rootDER))
+        let result = try run(["verify", file, "--root", root])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let data = try #require(object["data"] as? [String: Any])
+        #expect((data["transactionInfo"] as? [String: Any])?["productId"] as? String == "com.example.monthly")
+    }
+
+    @Test func rejectedInputExitsOneWithTheErrorName() throws {
+        let result = try run([
+            "verify", try fixturePath("appstore-test-ca/wrongBundleId"), "--root", try fixturePath("appstore-test-ca/testCA.der"),
+            "--bundle-id", "com.example",
+        ])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasPrefix("invalidAppIdentifier: "))
+        #expect(result.stdout.isEmpty)
+
+        let untrusted = try run(["verify", try fixturePath("appstore-test-ca/testNotification")])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stderr.hasPrefix("verificationFailure: "))
+
+        let garbage = try run(["verify", "-"], stdin: Data("hello".utf8))
+        #expect(garbage.status == 1)
+        #expect(garbage.stderr.hasPrefix("invalidJWTFormat: "))
+    }
+
+    @Test func atTakesEpochMilliseconds() throws {
+        let path = try fixturePath("appstore-test-ca/transactionInfo")
+        let root = try fixturePath("appstore-test-ca/testCA.der")
+        #expect(try run(["verify", path, "--root", root, "--at", "1700000000000"]).status == 0)
+        // 2040: after every certificate of the test CA has expired.
+        let late = try run(["verify", path, "--root", root, "--at", "2208988800000"])
+        #expect(late.status == 1)
+        #expect(late.stderr.hasPrefix("verificationFailure: "))
+    }
+
+    @Test func xcodeDataNeedsTheXcodeEnvironment() throws {
+        let path = try fixturePath("xcode/xcode-signed-transaction")
+        #expect(try run(["verify", path]).status == 1)
+        let result = try run(["verify", path, "--environment", "xcode"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"purchaseDate\" : 1697679936050"))
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        let path = try fixturePath("appstore-test-ca/testNotification")
+        #expect(try run(["verify"]).status == 2)
+        #expect(try run(["verify", path, "--environment", "staging"]).status == 2)
+        #expect(try run(["verify", path, "--at", "yesterday"]).status == 2)
+        #expect(try run(["verify", "/nonexistent/file"]).status == 2)
+        #expect(try run(["verify", path, "--root", "/nonexistent/root.der"]).status == 2)
+        #expect(try run(["verify", path, "--environment", "production"]).status == 2)
+        #expect(try run(["verify", path, "--bogus"]).status == 2)
+    }
+}
