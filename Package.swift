@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "AppStore", targets: ["AppStore"]),
+        .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -27,6 +28,15 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
+        .target(
+            name: "AppStoreSimulator",
+            dependencies: [
+                "AppStore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
@@ -40,6 +50,7 @@ let package = Package(
                 "AppStore",
                 // Built before the tests, which run it as users do (CLITests).
                 "storekeeper",
+                "AppStoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

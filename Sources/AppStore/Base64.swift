@@ -1,3 +1,5 @@
+import Foundation
+
 /// Strict base64 decoding for the two alphabets a JWS uses: base64url without padding for its segments
 /// (RFC 7515 §2) and standard base64 with padding for the DER certificates in `x5c` (RFC 7515 §4.1.6).
 enum Base64 {
@@ -61,5 +63,12 @@ enum Base64 {
             if bits >= 6 || accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
             return output
         }
+    }
+
+    /// Base64url without padding (RFC 7515 §2).
+    static func encodeURL(_ data: Data) -> String {
+        var text = data.base64EncodedString()
+        while text.last == "=" { text.removeLast() }
+        return String(text.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
     }
 }

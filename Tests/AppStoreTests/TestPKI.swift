@@ -99,11 +99,10 @@ struct TestPKI {
     static func sign(_ payload: [String: Any], alg: String = "ES256", x5c: [String]?, key: P256.Signing.PrivateKey) throws -> String {
         var header: [String: Any] = ["alg": alg, "typ": "JWT"]
         if let x5c { header["x5c"] = x5c }
-        let headerSegment = base64url(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]))
-        let payloadSegment = base64url(try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]))
-        let signingInput = "\(headerSegment).\(payloadSegment)"
-        let signature = try key.signature(for: Data(signingInput.utf8))
-        return "\(signingInput).\(base64url(signature.rawRepresentation))"
+        return try JWSSigner.sign(
+            headerJSON: try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]),
+            payloadJSON: try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys]),
+            key: key)
     }
 
     static func base64url(_ data: Data) -> String {
