@@ -25,43 +25,56 @@ enum Base64 {
 
     /// Decodes `input`, or returns nil if it holds a character outside the alphabet, padding where the alphabet
     /// takes none (or none where it needs it), or a length no encoder produces.
-    static func decode<Bytes: Collection>(_ input: Bytes, alphabet: Alphabet) -> [UInt8]? where Bytes.Element == UInt8 {
+    static func decode(_ input: String, alphabet: Alphabet) -> [UInt8]? {
+        var input = input
+        return input.withUTF8 { decode($0, alphabet: alphabet) }
+    }
+
+    static func decode(_ input: ArraySlice<UInt8>, alphabet: Alphabet) -> [UInt8]? {
+        input.withUnsafeBufferPointer { decode($0, alphabet: alphabet) }
+    }
+
+    static func decode(_ input: [UInt8], alphabet: Alphabet) -> [UInt8]? {
+        input.withUnsafeBufferPointer { decode($0, alphabet: alphabet) }
+    }
+
+    static func decode(_ input: UnsafeBufferPointer<UInt8>, alphabet: Alphabet) -> [UInt8]? {
         var count = input.count
-        var end = input.endIndex
         switch alphabet {
         case .url:
             if count % 4 == 1 { return nil }
         case .standard:
             guard count % 4 == 0 else { return nil }
             // Up to two '=' at the end.
-            var padding = 0
-            while padding < 2, count > 0, input[input.index(input.startIndex, offsetBy: count - 1)] == UInt8(ascii: "=") {
-                padding += 1
-                count -= 1
-            }
-            end = input.index(input.startIndex, offsetBy: count)
+            if count > 0, input[count - 1] == UInt8(ascii: "=") { count -= 1 }
+            if count > 0, input[count - 1] == UInt8(ascii: "="), count % 4 == 3 { count -= 1 }
         }
         let table = alphabet == .url ? urlTable : standardTable
-        var output = [UInt8]()
-        output.reserveCapacity(count * 3 / 4)
         return table.withUnsafeBufferPointer { table -> [UInt8]? in
-            var accumulator: UInt32 = 0
-            var bits = 0
-            var index = input.startIndex
-            while index != end {
-                let value = table[Int(input[index])]
-                if value == invalid { return nil }
-                accumulator = (accumulator << 6) | UInt32(value)
-                bits += 6
-                if bits >= 8 {
-                    bits -= 8
-                    output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            var failed = false
+            let output = [UInt8](unsafeUninitializedCapacity: count * 3 / 4 + 3) { buffer, written in
+                var accumulator: UInt32 = 0
+                var bits: UInt32 = 0
+                var out = 0
+                for index in 0..<count {
+                    let value = table[Int(input[index])]
+                    if value == invalid {
+                        failed = true
+                        break
+                    }
+                    accumulator = (accumulator << 6) | UInt32(value)
+                    bits += 6
+                    if bits >= 8 {
+                        bits -= 8
+                        buffer[out] = UInt8(truncatingIfNeeded: accumulator >> bits)
+                        out += 1
+                    }
                 }
-                index = input.index(after: index)
+                // Leftover bits must be zero padding of fewer than 8 bits, as every encoder writes them.
+                if bits >= 6 || accumulator & ((1 << bits) - 1) != 0 { failed = true }
+                written = out
             }
-            // Leftover bits must be zero padding of fewer than 8 bits, as every encoder writes them.
-            if bits >= 6 || accumulator & ((1 << UInt32(bits)) - 1) != 0 { return nil }
-            return output
+            return failed ? nil : output
         }
     }
 

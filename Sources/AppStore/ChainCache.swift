@@ -15,6 +15,18 @@ public final class ChainCache: Sendable {
         var trustStore: [UInt8]
         var leaf: [UInt8]
         var intermediate: [UInt8]
+
+        /// Hashes the bytes in bulk: the synthesised conformance would feed the hasher one byte at a time.
+        func hash(into hasher: inout Hasher) {
+            Self.combine(trustStore, into: &hasher)
+            Self.combine(leaf, into: &hasher)
+            Self.combine(intermediate, into: &hasher)
+        }
+
+        private static func combine(_ bytes: [UInt8], into hasher: inout Hasher) {
+            hasher.combine(bytes.count)
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
 
     struct Entry: Sendable {
@@ -28,6 +40,8 @@ public final class ChainCache: Sendable {
 
     private struct State {
         var entries: [Key: Entry] = [:]
+        /// Parsed JWS headers by their base64url text: a pure memo of parsing, bounded like the chains.
+        var headers: [[UInt8]: DecodedHeader] = [:]
         var tick: UInt64 = 0
         var hits = 0
         var misses = 0
@@ -48,7 +62,23 @@ public final class ChainCache: Sendable {
     public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 
     public func removeAll() {
-        state.withLock { $0.entries.removeAll() }
+        state.withLock {
+            $0.entries.removeAll()
+            $0.headers.removeAll()
+        }
+    }
+
+    /// The header parsed from `segment`, parsing and remembering it if it is new.
+    func header(_ segment: ArraySlice<UInt8>, decoder: JSONDecoder) throws(VerificationError) -> DecodedHeader {
+        let key = Array(segment)
+        if let known = state.withLock({ $0.headers[key] }) { return known }
+        let header = try DecodedHeader(segment: segment, decoder: decoder)
+        state.withLock { state in
+            // Apple signs with a handful of leaves at a time; when the memo is full, start it afresh.
+            if state.headers.count >= capacity { state.headers.removeAll(keepingCapacity: true) }
+            state.headers[key] = header
+        }
+        return header
     }
 
     /// The leaf key of a chain verified earlier, if every certificate is valid at `validationTime` and, when

@@ -8,18 +8,40 @@ struct JWSHeader: Decodable, Sendable {
     var typ: String?
 }
 
+/// A JWS header as the verifier uses it: the algorithm, and the `x5c` certificates already decoded from base64
+/// (nil where an entry is not standard base64).
+struct DecodedHeader: Sendable {
+    var alg: String?
+    var x5c: [[UInt8]?]?
+
+    init(segment: ArraySlice<UInt8>, decoder: JSONDecoder) throws(VerificationError) {
+        guard let bytes = Base64.decode(segment, alphabet: .url) else {
+            throw .format("the JWS header is not base64url")
+        }
+        let header: JWSHeader
+        do {
+            header = try decoder.decode(JWSHeader.self, from: Data(bytes))
+        } catch {
+            throw .format("the JWS header is not a JSON object of the expected fields")
+        }
+        alg = header.alg
+        x5c = header.x5c?.map { entry in Base64.decode(entry, alphabet: .standard).flatMap { $0.isEmpty ? nil : $0 } }
+    }
+}
+
 /// A compact-serialised JWS split into its parts, nothing verified yet.
 struct CompactJWS: Sendable {
-    var header: JWSHeader
+    /// `BASE64URL(header)`, decoded separately (and memoised: Apple's header is the same for every JWS of a leaf).
+    var headerSegment: ArraySlice<UInt8>
     /// The decoded payload bytes (JSON).
-    var payload: [UInt8]
+    var payload: Data
     /// The raw `r || s` signature.
     var signature: [UInt8]
     /// `BASE64URL(header) '.' BASE64URL(payload)`, the bytes the signature covers.
     var signingInput: ArraySlice<UInt8>
 
-    /// Splits and decodes `bytes`. Every malformation is an `invalidJWTFormat`.
-    init(_ bytes: [UInt8], maxBytes: Int, decoder: JSONDecoder) throws(VerificationError) {
+    /// Splits `bytes` and decodes payload and signature. Every malformation is an `invalidJWTFormat`.
+    init(_ bytes: [UInt8], maxBytes: Int) throws(VerificationError) {
         guard bytes.count <= maxBytes else {
             throw .format("the JWS is \(bytes.count) bytes, over the limit of \(maxBytes)")
         }
@@ -35,21 +57,14 @@ struct CompactJWS: Sendable {
         guard !headerPart.isEmpty, !payloadPart.isEmpty, !signaturePart.isEmpty else {
             throw .format("a JWS segment is empty")
         }
-        guard let headerBytes = Base64.decode(headerPart, alphabet: .url) else {
-            throw .format("the JWS header is not base64url")
-        }
         guard let payload = Base64.decode(payloadPart, alphabet: .url) else {
             throw .format("the JWS payload is not base64url")
         }
         guard let signature = Base64.decode(signaturePart, alphabet: .url) else {
             throw .format("the JWS signature is not base64url")
         }
-        do {
-            self.header = try decoder.decode(JWSHeader.self, from: Data(headerBytes))
-        } catch {
-            throw .format("the JWS header is not a JSON object of the expected fields")
-        }
-        self.payload = payload
+        self.headerSegment = headerPart
+        self.payload = Data(payload)
         self.signature = signature
         self.signingInput = bytes[..<secondDot]
     }

@@ -7,7 +7,7 @@ import Logging
 /// renewal information and app transactions.
 ///
 /// Every call checks, in order: the size bound; the compact JWS shape; `alg` ES256; the `x5c` chain (leaf,
-/// intermediate, and a root that must be one of the configured roots: `x5c[2]` is never trusted, nor read); Apple's
+/// intermediate, and a root that must be one of the configured roots: `x5c[2]` is never used); Apple's
 /// OIDs on leaf and intermediate; RFC 5280 validity at the validation time; optionally OCSP; the leaf's ES256
 /// signature over the JWS (on every call); then the bundle id, environment and, in production, the appAppleId.
 ///
@@ -113,7 +113,7 @@ public struct SignedDataVerifier: Sendable {
     // MARK: - Public entry points
 
     /// Verifies a signed transaction (`signedTransactionInfo`, or a transaction from the App Store Server API).
-    public func verifyTransaction(_ jws: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
+    public nonisolated(nonsending) func verifyTransaction(_ jws: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
         let transaction = try await verifySignature(jws, as: JWSTransactionDecodedPayload.self) { $0.signedDate }
         try checkApp(bundleId: transaction.bundleId, appAppleId: nil, environment: transaction.environment,
                      checksAppAppleId: false, what: "transaction")
@@ -121,14 +121,14 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies signed renewal information (`signedRenewalInfo`). It carries no bundle id; its environment is checked.
-    public func verifyRenewalInfo(_ jws: String) async throws(VerificationError) -> JWSRenewalInfoDecodedPayload {
+    public nonisolated(nonsending) func verifyRenewalInfo(_ jws: String) async throws(VerificationError) -> JWSRenewalInfoDecodedPayload {
         let renewalInfo = try await verifySignature(jws, as: JWSRenewalInfoDecodedPayload.self) { $0.signedDate }
         try checkEnvironment(renewalInfo.environment, what: "renewal info")
         return renewalInfo
     }
 
     /// Verifies a signed app transaction.
-    public func verifyAppTransaction(_ jws: String) async throws(VerificationError) -> AppTransaction {
+    public nonisolated(nonsending) func verifyAppTransaction(_ jws: String) async throws(VerificationError) -> AppTransaction {
         let appTransaction = try await verifySignature(jws, as: AppTransaction.self) {
             $0.signedDate ?? $0.receiptCreationDate
         }
@@ -138,7 +138,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies a notification's `signedPayload`, and the transaction, renewal info or app transaction nested in it.
-    public func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
+    public nonisolated(nonsending) func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
         let payload = try await verifySignature(signedPayload, as: ResponseBodyV2DecodedPayload.self) { $0.signedDate }
         let app = payload.appIdentity
         try checkApp(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: app.environment,
@@ -174,7 +174,7 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Verifies any of the four kinds, telling them apart by their payload's fields.
-    public func verify(_ jws: String) async throws(VerificationError) -> VerifiedPayload {
+    public nonisolated(nonsending) func verify(_ jws: String) async throws(VerificationError) -> VerifiedPayload {
         switch try payloadKind(of: jws) {
         case .notification: return .notification(try await verifyNotification(jws))
         case .appTransaction: return .appTransaction(try await verifyAppTransaction(jws))
@@ -188,22 +188,23 @@ public struct SignedDataVerifier: Sendable {
     /// One decoder for every call: building a `JSONDecoder` per payload is a measurable cost.
     private static let decoder = JSONDecoder()
 
-    private func verifySignature<Payload: Decodable>(
+    private nonisolated(nonsending) func verifySignature<Payload: Decodable>(
         _ jws: String,
         as type: Payload.Type,
         signedDate: (Payload) -> Timestamp?
     ) async throws(VerificationError) -> Payload {
         do throws(VerificationError) {
-            let parsed = try CompactJWS(Array(jws.utf8), maxBytes: configuration.maxInputBytes, decoder: Self.decoder)
-            guard parsed.header.alg == "ES256" else {
-                throw VerificationError.failure("the JWS algorithm is \(parsed.header.alg.map { "'\($0)'" } ?? "missing"); only ES256 is accepted")
+            let parsed = try CompactJWS(Array(jws.utf8), maxBytes: configuration.maxInputBytes)
+            let header = try cache.header(parsed.headerSegment, decoder: Self.decoder)
+            guard header.alg == "ES256" else {
+                throw VerificationError.failure("the JWS algorithm is \(header.alg.map { "'\($0)'" } ?? "missing"); only ES256 is accepted")
             }
-            guard let x5c = parsed.header.x5c else {
+            guard let x5c = header.x5c else {
                 throw VerificationError.format("the JWS header has no x5c certificate chain")
             }
             let payload: Payload
             do {
-                payload = try Self.decoder.decode(Payload.self, from: Data(parsed.payload))
+                payload = try Self.decoder.decode(Payload.self, from: parsed.payload)
             } catch {
                 throw VerificationError.format("the payload is not a valid \(Payload.self): \(Self.describe(error))")
             }
@@ -230,9 +231,9 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// The leaf's key, once the chain is known to lead to a configured root at `time`.
-    private func leafKey(_ x5c: [String], at time: Date) async throws(VerificationError) -> P256.Signing.PublicKey {
+    private nonisolated(nonsending) func leafKey(_ x5c: [[UInt8]?], at time: Date) async throws(VerificationError) -> P256.Signing.PublicKey {
         if x5c.count == 1, acceptsSelfSigned {
-            return try selfSignedKey(x5c[0], at: time)
+            return try selfSignedKey(try Self.der(x5c[0], position: "x5c[0]"), at: time)
         }
         guard x5c.count == 3 else {
             if x5c.count == 1 {
@@ -291,8 +292,8 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Xcode and StoreKit local testing sign with one self-signed certificate.
-    private func selfSignedKey(_ base64: String, at time: Date) throws(VerificationError) -> P256.Signing.PublicKey {
-        let certificate = try Self.certificate(try Self.der(base64, position: "x5c[0]"), position: "x5c[0]")
+    private func selfSignedKey(_ der: [UInt8], at time: Date) throws(VerificationError) -> P256.Signing.PublicKey {
+        let certificate = try Self.certificate(der, position: "x5c[0]")
         guard certificate.issuer == certificate.subject,
               certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
         else {
@@ -307,11 +308,9 @@ public struct SignedDataVerifier: Sendable {
         return key
     }
 
-    private static func der(_ base64: String, position: String) throws(VerificationError) -> [UInt8] {
-        guard let der = Base64.decode(base64.utf8, alphabet: .standard), !der.isEmpty else {
-            throw .certificate("\(position) is not standard base64")
-        }
-        return der
+    private static func der(_ decoded: [UInt8]?, position: String) throws(VerificationError) -> [UInt8] {
+        guard let decoded else { throw .certificate("\(position) is not standard base64") }
+        return decoded
     }
 
     private static func certificate(_ der: [UInt8], position: String) throws(VerificationError) -> Certificate {
@@ -342,7 +341,7 @@ public struct SignedDataVerifier: Sendable {
         }
     }
 
-    private func nested<T>(
+    private nonisolated(nonsending) func nested<T>(
         _ field: String, _ body: () async throws(VerificationError) -> T
     ) async throws(VerificationError) -> T {
         do {
@@ -363,10 +362,10 @@ public struct SignedDataVerifier: Sendable {
     }
 
     private func payloadKind(of jws: String) throws(VerificationError) -> VerifiedPayload.Kind {
-        let parsed = try CompactJWS(Array(jws.utf8), maxBytes: configuration.maxInputBytes, decoder: Self.decoder)
+        let parsed = try CompactJWS(Array(jws.utf8), maxBytes: configuration.maxInputBytes)
         let probe: KindProbe
         do {
-            probe = try Self.decoder.decode(KindProbe.self, from: Data(parsed.payload))
+            probe = try Self.decoder.decode(KindProbe.self, from: parsed.payload)
         } catch {
             throw .format("the payload is not a JSON object of App Store fields: \(Self.describe(error))")
         }

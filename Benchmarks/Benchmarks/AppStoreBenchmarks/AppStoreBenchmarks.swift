@@ -1,0 +1,137 @@
+import AppStore
+import AppStoreSimulator
+import Benchmark
+import Crypto
+import Foundation
+
+/// The fixtures every benchmark shares: a chain shaped like Apple's (P-384 root and intermediate, P-256 leaf) from
+/// the simulator's CA, and data signed with it.
+struct Fixture {
+    let ca: SimulatorCA
+    let transactionJWS: String
+    let notificationJWS: String
+    let signingInput: Data
+    let signature: P256.Signing.ECDSASignature
+
+    init() throws {
+        let now = Date()
+        ca = try SimulatorCA(validity: now.addingTimeInterval(-86_400)...now.addingTimeInterval(86_400 * 365))
+        let signedDate = Timestamp(now)
+
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "2000000123456789"
+        transaction.originalTransactionId = "2000000123456789"
+        transaction.webOrderLineItemId = "2000000098765432"
+        transaction.bundleId = "com.example.app"
+        transaction.productId = "com.example.app.premium.monthly"
+        transaction.subscriptionGroupIdentifier = "21345678"
+        transaction.purchaseDate = signedDate
+        transaction.originalPurchaseDate = signedDate
+        transaction.expiresDate = Timestamp(millisecondsSince1970: signedDate.millisecondsSince1970 + 2_592_000_000)
+        transaction.quantity = 1
+        transaction.type = .autoRenewable
+        transaction.appAccountToken = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        transaction.inAppOwnershipType = .purchased
+        transaction.signedDate = signedDate
+        transaction.environment = .sandbox
+        transaction.transactionReason = .purchase
+        transaction.storefront = "USA"
+        transaction.storefrontId = "143441"
+        transaction.price = 9990
+        transaction.currency = "USD"
+        transaction.appTransactionId = "704289572311276455"
+        transactionJWS = try ca.sign(transaction)
+
+        var renewal = JWSRenewalInfoDecodedPayload()
+        renewal.originalTransactionId = transaction.originalTransactionId
+        renewal.productId = transaction.productId
+        renewal.autoRenewProductId = transaction.productId
+        renewal.autoRenewStatus = .on
+        renewal.signedDate = signedDate
+        renewal.environment = .sandbox
+        renewal.recentSubscriptionStartDate = signedDate
+        renewal.renewalDate = transaction.expiresDate
+        renewal.renewalPrice = 9990
+        renewal.currency = "USD"
+
+        var data = NotificationData()
+        data.environment = .sandbox
+        data.appAppleId = 1_234_567_890
+        data.bundleId = "com.example.app"
+        data.bundleVersion = "42"
+        data.signedTransactionInfo = transactionJWS
+        data.signedRenewalInfo = try ca.sign(renewal)
+        data.status = .active
+        var notification = ResponseBodyV2DecodedPayload()
+        notification.notificationType = .subscribed
+        notification.subtype = .initialBuy
+        notification.notificationUUID = UUID().uuidString
+        notification.version = "2.0"
+        notification.signedDate = signedDate
+        notification.data = data
+        notificationJWS = try ca.sign(notification)
+
+        let parts = transactionJWS.split(separator: ".")
+        signingInput = Data("\(parts[0]).\(parts[1])".utf8)
+        signature = try ca.leafKey.signature(for: signingInput)
+    }
+
+    func verifier(cache: ChainCache = ChainCache()) throws -> SignedDataVerifier {
+        try SignedDataVerifier(.init(rootCertificates: [ca.rootDER], bundleId: "com.example.app", environment: .sandbox), cache: cache)
+    }
+}
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: [.throughput, .wallClock, .mallocCountTotal],
+        warmupIterations: 50,
+        scalingFactor: .one,
+        maxDuration: .seconds(3),
+        maxIterations: 1_000_000
+    )
+
+    let fixture: Fixture
+    do {
+        fixture = try Fixture()
+    } catch {
+        print("benchmark fixtures could not be made: \(error)")
+        return
+    }
+
+    // The floor: swift-crypto's P-256 verification of the same JWS signing input, nothing else.
+    Benchmark("P256.verify.raw") { benchmark in
+        let key = fixture.ca.leafKey.publicKey
+        for _ in benchmark.scaledIterations {
+            blackHole(key.isValidSignature(fixture.signature, for: fixture.signingInput))
+        }
+    }
+
+    Benchmark("JWS.verify.cached") { benchmark in
+        guard let verifier = try? fixture.verifier() else { return }
+        _ = try? await verifier.verifyTransaction(fixture.transactionJWS)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? await verifier.verifyTransaction(fixture.transactionJWS))
+        }
+    }
+
+    // The whole chain on every call, as Apple's library does.
+    Benchmark("JWS.verify.uncached") { benchmark in
+        let cache = ChainCache()
+        guard let verifier = try? fixture.verifier(cache: cache) else { return }
+        for _ in benchmark.scaledIterations {
+            cache.removeAll()
+            blackHole(try? await verifier.verifyTransaction(fixture.transactionJWS))
+        }
+    }
+
+    // A notification and its two nested JWS (transaction and renewal info), warm cache.
+    Benchmark("Notification.verifyAndDecode") { benchmark in
+        guard let verifier = try? fixture.verifier() else { return }
+        _ = try? await verifier.verifyNotification(fixture.notificationJWS)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? await verifier.verifyNotification(fixture.notificationJWS))
+        }
+    }
+}

@@ -1,0 +1,28 @@
+// swift-tools-version: 6.1
+// Benchmarks live in their own package so that `swift test` never builds them.
+// Run: cd Benchmarks && swift package benchmark
+import PackageDescription
+
+let package = Package(
+    name: "StorekeeperBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "storekeeper", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "AppStoreBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppStore", package: "storekeeper"),
+                .product(name: "AppStoreSimulator", package: "storekeeper"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/AppStoreBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
