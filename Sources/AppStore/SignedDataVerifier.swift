@@ -12,7 +12,9 @@ import Logging
 /// signature over the JWS (on every call); then the bundle id, environment and, in production, the appAppleId.
 ///
 /// Verified chains are cached (see ``ChainCache``), so after the first call a JWS costs one P-256 verification plus
-/// decoding. The verifier is a value and safe to share across tasks.
+/// decoding. The verifier is a value and safe to share across tasks. Its methods run on the caller's executor
+/// (`nonisolated(nonsending)`), so a verification from an actor costs no executor hop: on this 2-core machine a
+/// hop costs more than the signature check itself.
 public struct SignedDataVerifier: Sendable {
     /// The instant at which certificate validity is checked.
     public enum ValidationTime: Sendable, Hashable {

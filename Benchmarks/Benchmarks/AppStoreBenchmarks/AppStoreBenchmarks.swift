@@ -83,16 +83,18 @@ struct Fixture {
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
-        metrics: [.throughput, .wallClock, .mallocCountTotal],
-        warmupIterations: 50,
-        scalingFactor: .one,
-        maxDuration: .seconds(3),
+        metrics: [.throughput, .wallClock],
+        warmupIterations: 5,
+        scalingFactor: .kilo,
+        maxDuration: .seconds(5),
         maxIterations: 1_000_000
     )
 
     let fixture: Fixture
+    let warm: SignedDataVerifier
     do {
         fixture = try Fixture()
+        warm = try fixture.verifier()
     } catch {
         print("benchmark fixtures could not be made: \(error)")
         return
@@ -106,32 +108,40 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // A transaction JWS with a warm chain cache (the verifier and its cache outlive the samples).
     Benchmark("JWS.verify.cached") { benchmark in
-        guard let verifier = try? fixture.verifier() else { return }
-        _ = try? await verifier.verifyTransaction(fixture.transactionJWS)
-        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try? await verifier.verifyTransaction(fixture.transactionJWS))
+            blackHole(try? await warm.verifyTransaction(fixture.transactionJWS))
         }
     }
 
     // The whole chain on every call, as Apple's library does.
-    Benchmark("JWS.verify.uncached") { benchmark in
+    Benchmark("JWS.verify.uncached", configuration: .init(scalingFactor: .one)) { benchmark in
         let cache = ChainCache()
         guard let verifier = try? fixture.verifier(cache: cache) else { return }
+        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
             cache.removeAll()
             blackHole(try? await verifier.verifyTransaction(fixture.transactionJWS))
         }
     }
 
+    // Decoding alone: the transaction payload's JSON into the model, with one shared decoder.
+    Benchmark("JSON.decodeTransaction") { benchmark in
+        let decoder = JSONDecoder()
+        let parts = fixture.transactionJWS.split(separator: ".")
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let json = Data(base64Encoded: base64) else { return }
+        for _ in benchmark.scaledIterations {
+            blackHole(try? decoder.decode(JWSTransactionDecodedPayload.self, from: json))
+        }
+    }
+
     // A notification and its two nested JWS (transaction and renewal info), warm cache.
     Benchmark("Notification.verifyAndDecode") { benchmark in
-        guard let verifier = try? fixture.verifier() else { return }
-        _ = try? await verifier.verifyNotification(fixture.notificationJWS)
-        benchmark.startMeasurement()
         for _ in benchmark.scaledIterations {
-            blackHole(try? await verifier.verifyNotification(fixture.notificationJWS))
+            blackHole(try? await warm.verifyNotification(fixture.notificationJWS))
         }
     }
 }

@@ -51,3 +51,82 @@ extension JWSTransactionDecodedPayload {
 }
 
 import struct Foundation.UUID
+
+extension JWSTransactionDecodedPayload {
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionId
+        case transactionId
+        case webOrderLineItemId
+        case bundleId
+        case productId
+        case subscriptionGroupIdentifier
+        case purchaseDate
+        case originalPurchaseDate
+        case expiresDate
+        case quantity
+        case type
+        case appAccountToken
+        case inAppOwnershipType
+        case signedDate
+        case revocationReason
+        case revocationDate
+        case isUpgraded
+        case offerType
+        case offerIdentifier
+        case environment
+        case storefront
+        case storefrontId
+        case transactionReason
+        case price
+        case currency
+        case offerDiscountType
+        case appTransactionId
+        case offerPeriod
+        case revocationType
+        case revocationPercentage
+        case advancedCommerceInfo
+        case billingPlanType
+        case commitmentInfo
+        case deviceVerification
+        case deviceVerificationNonce
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        originalTransactionId = try container.decodeIfPresent(String.self, forKey: .originalTransactionId)
+        transactionId = try container.decodeIfPresent(String.self, forKey: .transactionId)
+        webOrderLineItemId = try container.decodeIfPresent(String.self, forKey: .webOrderLineItemId)
+        bundleId = try container.decodeIfPresent(String.self, forKey: .bundleId)
+        productId = try container.decodeIfPresent(String.self, forKey: .productId)
+        subscriptionGroupIdentifier = try container.decodeIfPresent(String.self, forKey: .subscriptionGroupIdentifier)
+        purchaseDate = try container.timestamp(.purchaseDate)
+        originalPurchaseDate = try container.timestamp(.originalPurchaseDate)
+        expiresDate = try container.timestamp(.expiresDate)
+        quantity = try container.decodeIfPresent(Int32.self, forKey: .quantity)
+        type = try container.apple(.type)
+        appAccountToken = try container.decodeIfPresent(String.self, forKey: .appAccountToken)
+        inAppOwnershipType = try container.apple(.inAppOwnershipType)
+        signedDate = try container.timestamp(.signedDate)
+        revocationReason = try container.apple(.revocationReason)
+        revocationDate = try container.timestamp(.revocationDate)
+        isUpgraded = try container.decodeIfPresent(Bool.self, forKey: .isUpgraded)
+        offerType = try container.apple(.offerType)
+        offerIdentifier = try container.decodeIfPresent(String.self, forKey: .offerIdentifier)
+        environment = try container.apple(.environment)
+        storefront = try container.decodeIfPresent(String.self, forKey: .storefront)
+        storefrontId = try container.decodeIfPresent(String.self, forKey: .storefrontId)
+        transactionReason = try container.apple(.transactionReason)
+        price = try container.decodeIfPresent(Int64.self, forKey: .price)
+        currency = try container.decodeIfPresent(String.self, forKey: .currency)
+        offerDiscountType = try container.apple(.offerDiscountType)
+        appTransactionId = try container.decodeIfPresent(String.self, forKey: .appTransactionId)
+        offerPeriod = try container.decodeIfPresent(String.self, forKey: .offerPeriod)
+        revocationType = try container.apple(.revocationType)
+        revocationPercentage = try container.decodeIfPresent(Int32.self, forKey: .revocationPercentage)
+        advancedCommerceInfo = try container.decodeIfPresent(AdvancedCommerceTransactionInfo.self, forKey: .advancedCommerceInfo)
+        billingPlanType = try container.decodeIfPresent(String.self, forKey: .billingPlanType)
+        commitmentInfo = try container.decodeIfPresent(CommitmentInfo.self, forKey: .commitmentInfo)
+        deviceVerification = try container.decodeIfPresent(String.self, forKey: .deviceVerification)
+        deviceVerificationNonce = try container.decodeIfPresent(String.self, forKey: .deviceVerificationNonce)
+    }
+}

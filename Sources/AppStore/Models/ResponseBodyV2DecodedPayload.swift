@@ -14,3 +14,30 @@ public struct ResponseBodyV2DecodedPayload: Codable, Hashable, Sendable {
 
     public init() {}
 }
+
+extension ResponseBodyV2DecodedPayload {
+    enum CodingKeys: String, CodingKey {
+        case notificationType
+        case subtype
+        case notificationUUID
+        case data
+        case version
+        case signedDate
+        case summary
+        case externalPurchaseToken
+        case appData
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        notificationType = try container.apple(.notificationType)
+        subtype = try container.apple(.subtype)
+        notificationUUID = try container.decodeIfPresent(String.self, forKey: .notificationUUID)
+        data = try container.decodeIfPresent(NotificationData.self, forKey: .data)
+        version = try container.decodeIfPresent(String.self, forKey: .version)
+        signedDate = try container.timestamp(.signedDate)
+        summary = try container.decodeIfPresent(NotificationSummary.self, forKey: .summary)
+        externalPurchaseToken = try container.decodeIfPresent(ExternalPurchaseToken.self, forKey: .externalPurchaseToken)
+        appData = try container.decodeIfPresent(AppData.self, forKey: .appData)
+    }
+}
