@@ -15,6 +15,10 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
         case invalidAppIdentifier
         /// The environment is not the configured one.
         case invalidEnvironment
+        /// The input is not an app receipt: neither base64 nor DER, not PKCS#7 SignedData, or its payload is malformed.
+        case invalidReceiptFormat
+        /// The receipt's hash does not match the device identifier it was checked against.
+        case deviceMismatch
     }
 
     public let code: Code
@@ -36,4 +40,6 @@ public struct VerificationError: Error, Sendable, Hashable, CustomStringConverti
     static func retryable(_ message: String) -> Self { .init(.retryableVerificationFailure, message) }
     static func appIdentifier(_ message: String) -> Self { .init(.invalidAppIdentifier, message) }
     static func environment(_ message: String) -> Self { .init(.invalidEnvironment, message) }
+    static func receiptFormat(_ message: String) -> Self { .init(.invalidReceiptFormat, message) }
+    static func deviceMismatch(_ message: String) -> Self { .init(.deviceMismatch, message) }
 }

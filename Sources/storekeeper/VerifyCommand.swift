@@ -6,9 +6,11 @@ import X509
 struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Verify and decode App Store signed data: a notification, transaction, renewal info or app transaction.",
+        abstract: "Verify and decode App Store signed data: a notification, transaction, renewal info, app transaction or app receipt.",
         discussion: """
-            Reads a raw JWS, or Apple's webhook body {"signedPayload": "…"}, from a file or standard input (-).
+            Reads a raw JWS, Apple's webhook body {"signedPayload": "…"}, an app receipt (base64 or DER PKCS#7), or a legacy transaction receipt, from a file or standard input (-).
+
+            Receipts are checked against Apple Inc. Root unless --root is given, and print with verifyReceipt's field names. --device-id adds the receipt's device-hash check. A legacy transaction receipt's signature cannot be checked locally: it prints its transaction id with "signature_verified": false.
 
             Valid input: exit 0, and the decoded payload as JSON on standard output with Apple's field names. A notification's nested transaction, renewal info and app transaction appear decoded under data.transactionInfo, data.renewalInfo and appData.appTransactionInfo.
 
@@ -31,6 +33,9 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The expected environment: production, sandbox, xcode or localtesting. Omitted: not checked.", valueName: "production|sandbox|xcode|localtesting"))
     var environment: String?
 
+    @Option(help: ArgumentHelp("For a receipt: the device's identifierForVendor, to check the receipt's device hash.", valueName: "uuid"))
+    var deviceId: String?
+
     @Option(help: ArgumentHelp("When certificates must be valid: signed (the payload's signedDate), now, or epoch milliseconds.", valueName: "signed|now|epoch-ms"))
     var at: String = "signed"
 
@@ -39,26 +44,44 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try makeConfiguration()
-        let verifier: SignedDataVerifier
-        do {
-            verifier = try SignedDataVerifier(configuration)
-        } catch {
-            throw UsageError(message: error.message)
+        let device: UUID? = try deviceId.map { text in
+            guard let uuid = UUID(uuidString: text) else { throw UsageError(message: "--device-id must be a UUID, not '\(text)'") }
+            return uuid
         }
         let data = try readInput()
         do {
             guard data.count <= Self.maxInputBytes else {
                 throw VerificationError(.invalidJWTFormat, "the input is over \(Self.maxInputBytes) bytes")
             }
-            let jws = try SignedInput.extractJWS(from: data)
-            let payload = try await verifier.verify(jws)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            let json = try encoder.encode(payload)
+            let json: Data
+            switch try SignedInput.classify(data) {
+            case .jws(let jws):
+                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in try SignedDataVerifier(configuration) }
+                json = try encoder.encode(try await verifier.verify(jws))
+            case .receipt(let receipt):
+                var receiptConfiguration = ReceiptVerifier.Configuration(
+                    bundleId: configuration.bundleId, environment: configuration.environment,
+                    validationTime: configuration.validationTime)
+                if !roots.isEmpty { receiptConfiguration.rootCertificates = configuration.rootCertificates }
+                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in try ReceiptVerifier(receiptConfiguration) }
+                json = try encoder.encode(try await verifier.verify(receipt, deviceIdentifier: device))
+            case .legacyTransactionReceipt(let receipt):
+                json = try encoder.encode(try LegacyTransactionReceipt(base64: receipt))
+            }
             FileHandle.standardOutput.write(json + Data("\n".utf8))
         } catch let error as VerificationError {
             FileHandle.standardError.write(Data("\(error.code.rawValue): \(error.message)\n".utf8))
             throw ExitCode(1)
+        }
+    }
+
+    private func makeVerifier<V>(_ make: () throws(SignedDataVerifier.ConfigurationError) -> V) throws -> V {
+        do {
+            return try make()
+        } catch {
+            throw UsageError(message: error.message)
         }
     }
 

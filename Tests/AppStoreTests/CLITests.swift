@@ -129,4 +129,43 @@ import Testing
         #expect(try run(["verify", path, "--environment", "production"]).status == 2)
         #expect(try run(["verify", path, "--bogus"]).status == 2)
     }
+
+    @Test func receiptPrintsVerifyReceiptNames() throws {
+        let path = try fixturePath("receipts/receipt-sandbox-g5")
+        let result = try run(["verify", path, "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", "--bundle-id", "dev.bonzer.weeka.app"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["bundle_id"] as? String == "dev.bonzer.weeka.app")
+        #expect(object["application_version"] as? String == "2")
+        #expect(object["receipt_creation_date_ms"] as? String == "1766774387000")
+        let inApp = try #require(object["in_app"] as? [[String: Any]])
+        #expect(inApp.count == 2)
+        for key in ["product_id", "transaction_id", "original_transaction_id", "purchase_date_ms", "expires_date_ms",
+                    "is_trial_period", "is_in_intro_offer_period", "web_order_line_item_id"] {
+            #expect(inApp[0][key] != nil, "\(key)")
+        }
+
+        let wrongDevice = try run(["verify", path, "--device-id", "00000000-0000-0000-0000-000000000000"])
+        #expect(wrongDevice.status == 1)
+        #expect(wrongDevice.stderr.hasPrefix("deviceMismatch: "))
+        #expect(try run(["verify", path, "--device-id", "not-a-uuid"]).status == 2)
+    }
+
+    @Test func xcodeReceiptNeedsTheStoreKitRoot() throws {
+        let path = try fixturePath("xcode/xcode-app-receipt-with-transaction")
+        let untrusted = try run(["verify", path])
+        #expect(untrusted.status == 1)
+        #expect(untrusted.stderr.hasPrefix("verificationFailure: "))
+        let result = try run(["verify", path, "--root", try fixturePath("xcode/StoreKitTestCertificate.cer")])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"product_id\" : \"pass.premium\""))
+    }
+
+    @Test func legacyTransactionReceiptPrintsItsTransactionId() throws {
+        let result = try run(["verify", try fixturePath("appstore-test-ca/legacyTransaction")])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(object["transaction_id"] as? String == "33993399")
+        #expect(object["signature_verified"] as? Bool == false)
+    }
 }
