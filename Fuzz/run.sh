@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
 # Builds the fuzz target with libFuzzer and AddressSanitizer, seeds a corpus from the test fixtures, and fuzzes.
-# Usage: ./run.sh [seconds=600] [extra libFuzzer flags...]
+# Usage: ./run.sh jws|receipt [seconds=600] [extra libFuzzer flags...]
 set -euo pipefail
 cd "$(dirname "$0")"
+target="${1:-jws}"; shift || true
 seconds="${1:-600}"; shift || true
 swift build -c release --scratch-path .build-fuzz \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library
 binary="$(swift build -c release --scratch-path .build-fuzz --show-bin-path)/AppStoreFuzzer"
 
-mkdir -p corpus
+corpus="corpus-$target"
+mkdir -p "$corpus"
 fixtures=../Tests/AppStoreTests/Fixtures
-for f in "$fixtures"/appstore-test-ca/* "$fixtures"/xcode/*; do
-    { printf '\x00'; cat "$f"; } > "corpus/jws-$(basename "$f")"
-done
-for f in "$fixtures"/payload-shapes/*.json; do
-    { printf '\x03'; cat "$f"; } > "corpus/payload-$(basename "$f")"
-done
-{ printf '\x01'; cat "$fixtures"/appstore-test-ca/testCA.der; } > corpus/der-leaf-testCA
-{ printf '\x02'; cat "$fixtures"/appstore-test-ca/testCA.der; } > corpus/der-intermediate-testCA
+if [ "$target" = receipt ]; then
+    for f in "$fixtures"/receipts/* "$fixtures"/xcode/xcode-app-receipt-*; do
+        { printf '\x00'; cat "$f"; } > "$corpus/receipt-$(basename "$f")"
+        # The signed payload alone, for mode 1.
+        { printf '\x01'; openssl cms -verify -noverify -inform DER -in <(base64 -d "$f" 2>/dev/null) 2>/dev/null || true; } > "$corpus/payload-$(basename "$f")"
+    done
+    { printf '\x02'; cat "$fixtures"/appstore-test-ca/legacyTransaction; } > "$corpus/legacy"
+else
+    for f in "$fixtures"/appstore-test-ca/* "$fixtures"/xcode/xcode-signed-*; do
+        { printf '\x00'; cat "$f"; } > "$corpus/jws-$(basename "$f")"
+    done
+    for f in "$fixtures"/payload-shapes/signed*.json "$fixtures"/payload-shapes/appTransaction.json; do
+        { printf '\x03'; cat "$f"; } > "$corpus/payload-$(basename "$f")"
+    done
+    { printf '\x01'; cat "$fixtures"/appstore-test-ca/testCA.der; } > "$corpus/der-leaf-testCA"
+    { printf '\x02'; cat "$fixtures"/appstore-test-ca/testCA.der; } > "$corpus/der-intermediate-testCA"
+fi
 
-exec "$binary" corpus -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 "$@"
+# Leak detection is off: swift-crypto keeps BoringSSL objects for the life of the process, which LeakSanitizer
+# reports at exit as leaks. Crashes, traps and AddressSanitizer errors still end the run.
+FUZZ_TARGET="$target" exec "$binary" "$corpus" -max_total_time="$seconds" -max_len=16384 -detect_leaks=0 \
+    -print_final_stats=1 "$@"

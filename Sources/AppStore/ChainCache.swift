@@ -49,6 +49,7 @@ public final class ChainCache: Sendable {
 
     public let capacity: Int
     private let state = Mutex(State())
+    static let maxMemoisedHeaderBytes = 16 * 1024
 
     /// - Parameter capacity: the most chains kept; the least recently used one is dropped first. Apple signs with a
     ///   handful of leaf certificates at a time, so the default leaves ample room.
@@ -73,6 +74,8 @@ public final class ChainCache: Sendable {
         let key = Array(segment)
         if let known = state.withLock({ $0.headers[key] }) { return known }
         let header = try DecodedHeader(segment: segment, decoder: decoder)
+        // Apple's headers are a few kilobytes; larger ones are parsed every time rather than held.
+        guard segment.count <= Self.maxMemoisedHeaderBytes else { return header }
         state.withLock { state in
             // Apple signs with a handful of leaves at a time; when the memo is full, start it afresh.
             if state.headers.count >= capacity { state.headers.removeAll(keepingCapacity: true) }

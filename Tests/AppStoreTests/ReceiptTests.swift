@@ -146,6 +146,20 @@ import _CryptoExtras
         #expect(tooLarge?.code == .invalidReceiptFormat)
     }
 
+    @Test func legacySHA1ChainVerifies() async throws {
+        let ca = try ReceiptTestCA(algorithm: .sha1WithRSAEncryption)
+        let signed = try ca.sign(ReceiptTestCA.payload(bundleId: "com.example.app", entries: 2))
+        let receipt = try await ReceiptVerifier(.init(rootCertificates: [ca.rootDER])).verify(signed)
+        #expect(receipt.inApp.count == 2)
+        // A changed content byte breaks the SHA-1 signature just as it does the SHA-256 one.
+        var tampered = signed
+        let marker = Array("com.example.monthly".utf8)
+        let index = try #require((0..<(tampered.count - marker.count)).first { Array(tampered[$0..<($0 + marker.count)]) == marker })
+        tampered[index] = UInt8(ascii: "C")
+        let error = await verificationError { try await ReceiptVerifier(.init(rootCertificates: [ca.rootDER])).verify(tampered) }
+        #expect(error?.code == .verificationFailure)
+    }
+
     @Test func signedAttributesAreChecked() async throws {
         let ca = try ReceiptTestCA()
         let payload = ReceiptTestCA.payload(bundleId: "com.example.app", entries: 1)
@@ -177,15 +191,18 @@ struct ReceiptTestCA {
     let leafKey: Certificate.PrivateKey
     let root: Certificate
     let leaf: Certificate
+    let algorithm: Certificate.SignatureAlgorithm
 
-    init() throws {
+    /// - Parameter algorithm: `.sha1WithRSAEncryption` makes a chain like Apple's legacy receipt chain.
+    init(algorithm: Certificate.SignatureAlgorithm = .sha256WithRSAEncryption) throws {
+        self.algorithm = algorithm
         rootKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
         leafKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
         let rootName = try DistinguishedName { CommonName("Receipt Test Root") }
         let leafName = try DistinguishedName { CommonName("Receipt Test Signing") }
         root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: rootKey.publicKey, notValidBefore: TestPKI.start, notValidAfter: TestPKI.end,
-            issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
+            issuer: rootName, subject: rootName, signatureAlgorithm: algorithm,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true))
@@ -193,7 +210,7 @@ struct ReceiptTestCA {
             issuerPrivateKey: rootKey)
         leaf = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: leafKey.publicKey, notValidBefore: TestPKI.start, notValidAfter: TestPKI.end,
-            issuer: rootName, subject: leafName, signatureAlgorithm: .sha256WithRSAEncryption,
+            issuer: rootName, subject: leafName, signatureAlgorithm: algorithm,
             extensions: try Certificate.Extensions { Critical(BasicConstraints.notCertificateAuthority) },
             issuerPrivateKey: rootKey)
     }
@@ -201,7 +218,7 @@ struct ReceiptTestCA {
     var rootDER: [UInt8] { TestPKI.der(root) }
 
     func sign(_ payload: [UInt8], signingTime: Date? = nil) throws -> [UInt8] {
-        try CMS.sign(payload, signatureAlgorithm: .sha256WithRSAEncryption, certificate: leaf, privateKey: leafKey,
+        try CMS.sign(payload, signatureAlgorithm: algorithm, certificate: leaf, privateKey: leafKey,
                      signingTime: signingTime, detached: false)
     }
 

@@ -138,6 +138,24 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // A real sandbox app receipt (WWDR G5 chain): BER parse, RSA signature, chain to Apple Inc. Root, payload decode.
+    Benchmark("Receipt.parseAndVerify", configuration: .init(scalingFactor: .one)) { benchmark in
+        let path = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Tests/AppStoreTests/Fixtures/receipts/receipt-sandbox-g5")
+        guard let text = try? Data(contentsOf: path), let receipt = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
+              let verifier = try? ReceiptVerifier()
+        else {
+            print("the receipt fixture could not be read at \(path.path)")
+            return
+        }
+        let bytes = Array(receipt)
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try? await verifier.verify(bytes))
+        }
+    }
+
     // A notification and its two nested JWS (transaction and renewal info), warm cache.
     Benchmark("Notification.verifyAndDecode") { benchmark in
         for _ in benchmark.scaledIterations {

@@ -2,13 +2,20 @@ import AppStore
 import AppStoreSimulator
 import Dispatch
 import Foundation
+import _CryptoExtras
+@_spi(CMS) import X509
+import SwiftASN1
 
-/// The first input byte picks what the rest is:
+/// With `FUZZ_TARGET=jws` (the default), the first input byte picks what the rest is:
 /// - 0: a JWS (or webhook body) as text, verified as any kind;
 /// - 1: a DER certificate, put as the leaf into the `x5c` of a JWS otherwise well formed;
 /// - 2: a DER certificate, put as the intermediate;
 /// - 3: a payload, signed by a trusted CA and verified as a transaction, renewal info, app transaction and
 ///   notification: this reaches the decoders and the claim checks behind a valid signature.
+/// With `FUZZ_TARGET=receipt`:
+/// - 0: an app receipt as given (DER or base64), verified against Apple's root and against the harness's own;
+/// - 1: a receipt payload, signed as PKCS#7 by the harness's own RSA chain: this reaches the payload parser;
+/// - 2: a legacy transaction receipt, and the input classifier.
 /// Any crash, trap or sanitizer report is a finding; every rejection must be a `VerificationError`.
 struct Harness: Sendable {
     let ca: SimulatorCA
@@ -68,19 +75,72 @@ struct Harness: Sendable {
             .map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]}"
         return try JWSSigner.sign(headerJSON: Data(header.utf8), payloadJSON: Data(payload), key: ca.leafKey)
     }
+}
 
-    func expectOnlyVerificationErrors<T>(_ body: () async throws -> T) async {
+/// The receipt side: an RSA root that signs a leaf, so that fuzzed payloads carry a valid signature.
+struct ReceiptHarness: Sendable {
+    let leaf: Certificate
+    let leafKey: Certificate.PrivateKey
+    let apple: ReceiptVerifier
+    let own: ReceiptVerifier
+
+    init() {
         do {
-            _ = try await body()
-        } catch is VerificationError {
+            let rootKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
+            leafKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
+            let rootName = try DistinguishedName { CommonName("Fuzz Receipt Root") }
+            let leafName = try DistinguishedName { CommonName("Fuzz Receipt Signing") }
+            let start = Date(timeIntervalSince1970: 0), end = Date(timeIntervalSince1970: 4_000_000_000)
+            let root = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: rootKey.publicKey, notValidBefore: start, notValidAfter: end,
+                issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
+                extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+                issuerPrivateKey: rootKey)
+            leaf = try Certificate(
+                version: .v3, serialNumber: .init(), publicKey: leafKey.publicKey, notValidBefore: start, notValidAfter: end,
+                issuer: rootName, subject: leafName, signatureAlgorithm: .sha256WithRSAEncryption,
+                extensions: try Certificate.Extensions { Critical(BasicConstraints.notCertificateAuthority) }, issuerPrivateKey: rootKey)
+            var serializer = DER.Serializer()
+            try serializer.serialize(root)
+            apple = try ReceiptVerifier()
+            own = try ReceiptVerifier(.init(rootCertificates: [serializer.serializedBytes], validationTime: .fixed(Date(timeIntervalSince1970: 1_750_000_000))))
         } catch {
-            print("unexpected error type: \(type(of: error)): \(error)")
-            abort()
+            print("receipt harness setup failed: \(error)")
+            exit(1)
+        }
+    }
+
+    func run(_ input: [UInt8]) async {
+        guard let mode = input.first else { return }
+        let rest = Array(input.dropFirst())
+        switch mode % 3 {
+        case 0:
+            await expectOnlyVerificationErrors { try await apple.verify(rest, deviceIdentifier: UUID()) }
+            await expectOnlyVerificationErrors { try await own.verify(rest) }
+        case 1:
+            guard let signed = try? CMS.sign(rest, signatureAlgorithm: .sha256WithRSAEncryption, certificate: leaf,
+                                             privateKey: leafKey, detached: false) else { return }
+            await expectOnlyVerificationErrors { try await own.verify(signed, deviceIdentifier: UUID()) }
+        default:
+            await expectOnlyVerificationErrors { try LegacyTransactionReceipt(base64: rest) }
+            await expectOnlyVerificationErrors { try SignedInput.classify(Data(rest)) }
         }
     }
 }
 
+func expectOnlyVerificationErrors<T>(_ body: () async throws -> T) async {
+    do {
+        _ = try await body()
+    } catch is VerificationError {
+    } catch {
+        print("unexpected error type: \(type(of: error)): \(error)")
+        abort()
+    }
+}
+
+let target = ProcessInfo.processInfo.environment["FUZZ_TARGET"] ?? "jws"
 let harness = Harness()
+let receiptHarness = ReceiptHarness()
 
 /// Bridges libFuzzer's synchronous callback to the async API.
 final class Completion: @unchecked Sendable {
@@ -89,13 +149,32 @@ final class Completion: @unchecked Sendable {
 }
 
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let input = Array(UnsafeBufferPointer(start: data, count: size))
     let completion = Completion()
     Task {
-        await harness.run(input)
+        if target == "receipt" {
+            await receiptHarness.run(input)
+        } else {
+            await harness.run(input)
+        }
         completion.semaphore.signal()
     }
     completion.semaphore.wait()
     return 0
+}
+
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(
+    _ argc: UnsafeMutablePointer<CInt>,
+    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt
+
+/// SwiftPM links an executable's entry point under this name; hand control to libFuzzer's driver.
+@_cdecl("AppStoreFuzzer_main")
+public func fuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { data, size in fuzzOneInput(data, size) }
 }
