@@ -85,17 +85,7 @@ public struct SignedDataVerifier: Sendable {
         cache: ChainCache = ChainCache(),
         logger: Logger = Logger(label: "storekeeper.appstore.verifier")
     ) throws(ConfigurationError) {
-        guard !configuration.rootCertificates.isEmpty else {
-            throw ConfigurationError(message: "at least one trusted root certificate is required")
-        }
-        var roots: [Certificate] = []
-        for (index, der) in configuration.rootCertificates.enumerated() {
-            do {
-                roots.append(try Certificate(derEncoded: der))
-            } catch {
-                throw ConfigurationError(message: "trusted root #\(index + 1) is not a DER X.509 certificate")
-            }
-        }
+        let roots = try TrustRoots.parse(configuration.rootCertificates)
         if configuration.environment == .production, configuration.appAppleId == nil {
             throw ConfigurationError(message: "an appAppleId is required to verify production data")
         }
@@ -210,7 +200,7 @@ public struct SignedDataVerifier: Sendable {
             } catch {
                 throw VerificationError.format("the payload is not a valid \(Payload.self): \(Self.describe(error))")
             }
-            let key = try await leafKey(x5c, at: validationDate(signedDate(payload)))
+            let key = try await leafKey(x5c, at: configuration.validationTime.date(signed: signedDate(payload), clock: configuration.clock))
             guard parsed.signature.count == 64,
                   let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
                   key.isValidSignature(signature, for: parsed.signingInput)
@@ -221,14 +211,6 @@ public struct SignedDataVerifier: Sendable {
         } catch {
             logger.debug("signed data rejected", metadata: ["error": "\(error)"])
             throw error
-        }
-    }
-
-    private func validationDate(_ signedDate: Timestamp?) -> Date {
-        switch configuration.validationTime {
-        case .signedDate: return signedDate?.date ?? configuration.clock()
-        case .now: return configuration.clock()
-        case .fixed(let date): return date
         }
     }
 
@@ -282,14 +264,7 @@ public struct SignedDataVerifier: Sendable {
             cache.insert(key, leafKey: leafKey, validity: windows, revocationCheckedAt: recorder == nil ? nil : now)
             return leafKey
         case .couldNotValidate(let failures):
-            var reasons: [String] = []
-            for failure in failures where !reasons.contains(failure.policyFailureReason.description) {
-                reasons.append(failure.policyFailureReason.description)
-            }
-            if reasons.isEmpty {
-                throw .failure("the certificate chain does not lead to a configured trusted root")
-            }
-            throw .failure("the certificate chain is not valid at \(Timestamp(time)) ms: \(reasons.joined(separator: "; "))")
+            throw TrustRoots.chainFailure(failures, at: time, subject: "the certificate chain")
         }
     }
 

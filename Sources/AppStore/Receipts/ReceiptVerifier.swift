@@ -46,17 +46,7 @@ public struct ReceiptVerifier: Sendable {
     private let trustStore: CertificateStore
 
     public init(_ configuration: Configuration = Configuration()) throws(SignedDataVerifier.ConfigurationError) {
-        guard !configuration.rootCertificates.isEmpty else {
-            throw SignedDataVerifier.ConfigurationError(message: "at least one trusted root certificate is required")
-        }
-        var roots: [Certificate] = []
-        for (index, der) in configuration.rootCertificates.enumerated() {
-            do {
-                roots.append(try Certificate(derEncoded: der))
-            } catch {
-                throw SignedDataVerifier.ConfigurationError(message: "trusted root #\(index + 1) is not a DER X.509 certificate")
-            }
-        }
+        let roots = try TrustRoots.parse(configuration.rootCertificates)
         self.configuration = configuration
         self.trustStore = CertificateStore(roots)
     }
@@ -86,7 +76,7 @@ public struct ReceiptVerifier: Sendable {
 
         // The payload is parsed only once its signature is known to be good.
         var receipt = try ReceiptPayload.decode(signedData.content, maxInAppEntries: configuration.maxInAppEntries)
-        try await checkChain(signer: signer, intermediates: signedData.certificates, at: validationDate(receipt.receiptCreationDate))
+        try await checkChain(signer: signer, intermediates: signedData.certificates, at: configuration.validationTime.date(signed: receipt.receiptCreationDate, clock: configuration.clock))
         if let expected = configuration.bundleId, receipt.bundleId != expected {
             throw .appIdentifier("the receipt is for bundle id \(receipt.bundleId ?? "(none)"), not \(expected)")
         }
@@ -152,22 +142,7 @@ public struct ReceiptVerifier: Sendable {
         }
         let result = await verifier.validate(leaf: signer, intermediates: CertificateStore(intermediates))
         guard case .couldNotValidate(let failures) = result else { return }
-        var reasons: [String] = []
-        for failure in failures where !reasons.contains(failure.policyFailureReason.description) {
-            reasons.append(failure.policyFailureReason.description)
-        }
-        if reasons.isEmpty {
-            throw .failure("the receipt's signing certificate does not lead to a configured trusted root")
-        }
-        throw .failure("the receipt's certificate chain is not valid at \(Timestamp(time)) ms: \(reasons.joined(separator: "; "))")
-    }
-
-    private func validationDate(_ created: Timestamp?) -> Date {
-        switch configuration.validationTime {
-        case .signedDate: created?.date ?? configuration.clock()
-        case .now: configuration.clock()
-        case .fixed(let date): date
-        }
+        throw TrustRoots.chainFailure(failures, at: time, subject: "the receipt's certificate chain")
     }
 }
 
