@@ -23,9 +23,18 @@ public final class ChainCache: Sendable {
             Self.combine(intermediate, into: &hasher)
         }
 
-        private static func combine(_ bytes: [UInt8], into hasher: inout Hasher) {
+        static func combine(_ bytes: [UInt8], into hasher: inout Hasher) {
             hasher.combine(bytes.count)
             bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    /// A header's base64url text, hashed in bulk.
+    struct HeaderKey: Hashable, Sendable {
+        var bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            Key.combine(bytes, into: &hasher)
         }
     }
 
@@ -41,7 +50,7 @@ public final class ChainCache: Sendable {
     private struct State {
         var entries: [Key: Entry] = [:]
         /// Parsed JWS headers by their base64url text: a pure memo of parsing, bounded like the chains.
-        var headers: [[UInt8]: DecodedHeader] = [:]
+        var headers: [HeaderKey: DecodedHeader] = [:]
         var tick: UInt64 = 0
         var hits = 0
         var misses = 0
@@ -71,7 +80,7 @@ public final class ChainCache: Sendable {
 
     /// The header parsed from `segment`, parsing and remembering it if it is new.
     func header(_ segment: ArraySlice<UInt8>, decoder: JSONDecoder) throws(VerificationError) -> DecodedHeader {
-        let key = Array(segment)
+        let key = HeaderKey(bytes: Array(segment))
         if let known = state.withLock({ $0.headers[key] }) { return known }
         let header = try DecodedHeader(segment: segment, decoder: decoder)
         // Apple's headers are a few kilobytes; larger ones are parsed every time rather than held.
