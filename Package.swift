@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
+        .library(name: "Experiments", targets: ["Experiments"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -38,10 +39,12 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        .target(name: "Experiments"),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStore",
+                "Experiments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -60,6 +63,11 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "ExperimentsTests",
+            dependencies: ["Experiments", "storekeeper"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -1,0 +1,75 @@
+/// GrowthBook's cross-SDK bucketing, bit for bit: the same user lands in the same variant here, in GrowthBook's
+/// JavaScript SDK and in every other SDK that follows its published test cases (spec version 0.8.0).
+public enum GrowthBookHashing {
+    /// 32-bit FNV-1a over the string's UTF-16 code units, as JavaScript's `charCodeAt` sees them.
+    public static func fnv1a32(_ text: String) -> UInt32 {
+        var hash: UInt32 = 0x811C_9DC5
+        for unit in text.utf16 {
+            hash ^= UInt32(unit)
+            hash = hash &* 16_777_619
+        }
+        return hash
+    }
+
+    /// A number in [0, 1) from a seed and a value. Version 2 (the default) hashes twice and keeps four decimals;
+    /// version 1 is the legacy form. Other versions give nil.
+    public static func hash(seed: String, value: String, version: Int = 2) -> Double? {
+        switch version {
+        case 2:
+            let inner = fnv1a32(seed + value)
+            return Double(fnv1a32(String(inner)) % 10_000) / 10_000
+        case 1:
+            return Double(fnv1a32(value + seed) % 1_000) / 1_000
+        default:
+            return nil
+        }
+    }
+
+    /// `n` equal weights summing to 1; none for `n` ≤ 0.
+    public static func equalWeights(_ count: Int) -> [Double] {
+        count <= 0 ? [] : Array(repeating: 1 / Double(count), count: count)
+    }
+
+    /// Each variant's [start, end) slice of [0, 1). A variant's slice starts at the same place whatever the
+    /// coverage, so raising coverage never moves a user who was already in. Weights that do not fit (wrong count,
+    /// or a sum outside [0.99, 1.01]) fall back to equal weights; coverage is clamped to [0, 1].
+    public static func bucketRanges(count: Int, coverage: Double, weights: [Double]?) -> [ClosedRange<Double>] {
+        let coverage = min(max(coverage.isNaN ? 0 : coverage, 0), 1)
+        var weights = weights ?? []
+        let sum = weights.reduce(0, +)
+        if weights.count != count || !(0.99...1.01).contains(sum) {
+            weights = equalWeights(count)
+        }
+        var cumulative = 0.0
+        return weights.map { weight in
+            let start = cumulative
+            cumulative += weight
+            return start...(start + coverage * max(weight, 0))
+        }
+    }
+
+    /// The index of the range that holds `value` (start inclusive, end exclusive), or nil.
+    public static func chooseVariation(_ value: Double, ranges: [ClosedRange<Double>]) -> Int? {
+        ranges.firstIndex { value >= $0.lowerBound && value < $0.upperBound }
+    }
+
+    /// Whether a user falls in a namespace's [start, end) slice: the namespace hashes users with version 1 and the
+    /// seed `__<namespace id>`, independently of any experiment.
+    public static func inNamespace(userId: String, namespace: Namespace) -> Bool {
+        guard let value = hash(seed: "__" + namespace.id, value: userId, version: 1) else { return false }
+        return value >= namespace.start && value < namespace.end
+    }
+}
+
+/// A layer of mutually exclusive experiments: each experiment takes a disjoint [start, end) slice.
+public struct Namespace: Codable, Hashable, Sendable {
+    public var id: String
+    public var start: Double
+    public var end: Double
+
+    public init(id: String, start: Double, end: Double) {
+        self.id = id
+        self.start = start
+        self.end = end
+    }
+}

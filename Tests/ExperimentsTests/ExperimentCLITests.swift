@@ -1,0 +1,60 @@
+import Experiments
+import Foundation
+import Testing
+
+@Suite struct ExperimentCLITests {
+    func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
+        var binary: URL?
+        for _ in 0..<3 {
+            let candidate = directory.appendingPathComponent("storekeeper")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { binary = candidate; break }
+            directory = directory.deletingLastPathComponent()
+        }
+        let process = Process()
+        process.executableURL = try #require(binary)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+
+    func write(_ text: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("experiment-\(UUID().uuidString).json")
+        try Data(text.utf8).write(to: url)
+        return url.path
+    }
+
+    @Test func assignPrintsTheVariant() throws {
+        let path = try write(#"""
+            {"key": "paywall-2026", "seed": "s1", "phase": 1, "status": "running", "coverage": 1,
+             "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "paywall_b", "payload": {"paywall": "b"}}],
+             "targeting": {"storefronts": ["USA"]}}
+            """#)
+        let result = try run(["experiment", "assign", "--definition", path, "--user", "user-42", "--attributes", #"{"storefront": "USA"}"#])
+        #expect(result.status == 0, "\(result.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let expected = GrowthBookHashing.hash(seed: "s1", value: "user-42")
+        #expect(object["hashValue"] as? Double == expected)
+        #expect(object["inExperiment"] as? Bool == true)
+        #expect(["control", "control_check", "paywall_b"].contains(object["variant"] as? String ?? ""))
+
+        let outside = try run(["experiment", "assign", "--definition", path, "--user", "user-42", "--attributes", #"{"storefront": "DEU"}"#])
+        #expect(outside.stdout.contains("\"inExperiment\":false") && outside.stdout.contains("\"variant\":\"control\""))
+        #expect(outside.stdout.contains("\"hashValue\":null"))
+    }
+
+    @Test func badDefinitionsAreClearErrors() throws {
+        let zero = try write(#"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "a", "weight": 0}, {"key": "b", "weight": 0}]}"#)
+        let result = try run(["experiment", "assign", "--definition", zero, "--user", "u"])
+        #expect(result.status == 1 && result.stderr.contains("sum to 0"))
+        let broken = try write("{not json")
+        #expect(try run(["experiment", "assign", "--definition", broken, "--user", "u"]).status == 1)
+        #expect(try run(["experiment", "assign", "--definition", "/nonexistent", "--user", "u"]).status == 2)
+        #expect(try run(["experiment", "assign", "--user", "u"]).status == 2)
+    }
+}
