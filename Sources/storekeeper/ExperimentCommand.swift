@@ -6,7 +6,7 @@ struct ExperimentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "experiment",
         abstract: "Deterministic split tests of paywalls and prices.",
-        subcommands: [AssignCommand.self]
+        subcommands: [AssignCommand.self, SizeCommand.self]
     )
 }
 
@@ -67,5 +67,43 @@ struct AssignCommand: ParsableCommand {
         encoder.outputFormatting = [.sortedKeys]
         let json = try encoder.encode(Output(variant: assignment.variant, inExperiment: assignment.inExperiment, hashValue: assignment.hashValue))
         FileHandle.standardOutput.write(json + Data("\n".utf8))
+    }
+}
+
+struct SizeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "size",
+        abstract: "Users per arm to detect a relative change in a conversion rate (two-sided two-proportion test).",
+        discussion: "Example: --baseline 0.02 --mde 0.5 (2% → 3%) needs 3,826 users per arm at α = 0.05 and 80% power."
+    )
+
+    @Option(help: "The control's conversion rate, between 0 and 1.")
+    var baseline: Double
+
+    @Option(help: "The smallest relative change worth detecting (0.5 is +50%).")
+    var mde: Double
+
+    @Option(help: "The false-positive rate.")
+    var alpha: Double = 0.05
+
+    @Option(help: "The chance of detecting a true change of that size.")
+    var power: Double = 0.8
+
+    struct Output: Encodable {
+        var usersPerArm: Int
+        var baseline: Double
+        var treatment: Double
+        var alpha: Double
+        var power: Double
+    }
+
+    func run() throws {
+        guard let users = HypothesisTests.sampleSizePerArm(baseline: baseline, relativeMDE: mde, alpha: alpha, power: power) else {
+            throw UsageError(message: "baseline and baseline × (1 + mde) must lie strictly between 0 and 1 and differ; alpha and power too")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let output = Output(usersPerArm: users, baseline: baseline, treatment: baseline * (1 + mde), alpha: alpha, power: power)
+        FileHandle.standardOutput.write(try encoder.encode(output) + Data("\n".utf8))
     }
 }

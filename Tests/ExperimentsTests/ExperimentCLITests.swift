@@ -57,4 +57,12 @@ import Testing
         #expect(try run(["experiment", "assign", "--definition", "/nonexistent", "--user", "u"]).status == 2)
         #expect(try run(["experiment", "assign", "--user", "u"]).status == 2)
     }
+
+    @Test func sizeMatchesTheArticle() throws {
+        let result = try run(["experiment", "size", "--baseline", "0.02", "--mde", "0.5"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"usersPerArm\":3826"))
+        #expect(try run(["experiment", "size", "--baseline", "0.9", "--mde", "0.5"]).status == 2)
+        #expect(try run(["experiment", "size", "--baseline", "x", "--mde", "0.5"]).status == 2)
+    }
 }
