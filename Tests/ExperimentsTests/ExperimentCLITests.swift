@@ -65,4 +65,36 @@ import Testing
         #expect(try run(["experiment", "size", "--baseline", "0.9", "--mde", "0.5"]).status == 2)
         #expect(try run(["experiment", "size", "--baseline", "x", "--mde", "0.5"]).status == 2)
     }
+
+    @Test func analyzePrintsJSONAndATable() throws {
+        let definition = try write(#"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "b"}]}"#)
+        var csv = "user_id,variant,exposed_at,trial,paid,revenue\n"
+        for index in 0..<3000 {
+            let variant = ["control", "control_check", "b"][index % 3]
+            let paid = index % (variant == "b" ? 10 : 20) == 0
+            csv += "u\(index),\(variant),1700000000000,\(index % 4 == 0 ? 1 : 0),\(paid ? 1 : 0),\(paid ? "9.99" : "0")\n"
+        }
+        let data = try write(csv)
+        let json = try run(["experiment", "analyze", "--definition", definition, "--data", data, "--json"])
+        #expect(json.status == 0, "\(json.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let srm = try #require(object["srm"] as? [String: Any])
+        #expect(srm["pValue"] is Double && srm["alarm"] as? Bool == false)
+        let variants = try #require(object["variants"] as? [[String: Any]])
+        #expect(variants.map { $0["key"] as? String } == ["control", "control_check", "b"])
+        #expect(variants.allSatisfy { $0["users"] as? Int == 1000 })
+        let metrics = try #require(variants[2]["metrics"] as? [String: [String: Any]])
+        for name in ["trial", "paid", "revenue"] {
+            let metric = try #require(metrics[name])
+            for key in ["value", "lift", "ci", "pValue", "sequentialCi", "chanceToBeatControl"] {
+                #expect(metric[key] != nil, "\(name).\(key)")
+            }
+        }
+        let table = try run(["experiment", "analyze", "--definition", definition, "--data", data])
+        #expect(table.status == 0 && table.stdout.contains("SRM: p =") && table.stdout.contains("control_check (A/A)"))
+
+        let bad = try write("user_id,variant,exposed_at,trial,paid,revenue\nu1,control,1,0,0,0\nu2,zzz,1,0,0,0\n")
+        let error = try run(["experiment", "analyze", "--definition", definition, "--data", bad])
+        #expect(error.status == 1 && error.stderr.hasPrefix("line 3: unknown variant 'zzz'"))
+    }
 }
