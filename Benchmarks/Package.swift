@@ -22,7 +22,16 @@ let package = Package(
             ],
             path: "Benchmarks/AppStoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "ExperimentsBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Experiments", package: "storekeeper"),
+            ],
+            path: "Benchmarks/ExperimentsBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

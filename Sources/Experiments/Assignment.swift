@@ -59,46 +59,12 @@ public struct Assignment: Codable, Hashable, Sendable {
 public enum Assigner {
     /// Assigns `userId` to a variant of `experiment`. Deterministic: the same inputs give the same answer on every
     /// device and server. A paused, stopped or rolled-back experiment answers for everyone at once, before any
-    /// stored assignment is looked at: that is the kill switch.
+    /// stored assignment is looked at: that is the kill switch. To assign many users, prepare the experiment once
+    /// with ``PreparedExperiment``.
     public static func assign(
         _ experiment: ExperimentDefinition, userId: String, attributes: UserAttributes = .init(), stored: StickyAssignment? = nil
     ) -> Assignment {
-        let control = experiment.control
-        func outside(_ reason: Assignment.Reason, variant: ExperimentDefinition.Variant? = control, hash: Double? = nil) -> Assignment {
-            Assignment(variant: variant?.key ?? "", inExperiment: false, hashValue: hash, payload: variant?.payload, reason: reason)
-        }
-
-        switch experiment.status {
-        case .draft, .paused, .rolledBack:
-            return outside(.notRunning)
-        case .stopped:
-            return outside(.stopped, variant: experiment.variants.first { $0.key == experiment.winner } ?? control)
-        case .running:
-            break
-        }
-        guard !userId.isEmpty else { return outside(.noUserId) }
-
-        let seed = experiment.effectiveSeed
-        if let stored, stored.experimentKey == experiment.key, stored.phase == experiment.phase, stored.seed == seed,
-           let variant = experiment.variants.first(where: { $0.key == stored.variant }) {
-            return Assignment(variant: variant.key, inExperiment: true, hashValue: nil, payload: variant.payload, reason: .sticky)
-        }
-        guard isTargeted(experiment, attributes) else { return outside(.notTargeted) }
-        if let namespace = experiment.namespace, !GrowthBookHashing.inNamespace(userId: userId, namespace: namespace) {
-            return outside(.outsideNamespace)
-        }
-        guard let hash = GrowthBookHashing.hash(seed: seed, value: userId, version: experiment.hashVersion ?? 2) else {
-            return outside(.outsideCoverage)
-        }
-        let ranges = GrowthBookHashing.bucketRanges(
-            count: experiment.variants.count, coverage: experiment.coverage, weights: experiment.normalisedWeights)
-        guard let index = GrowthBookHashing.chooseVariation(hash, ranges: ranges) else {
-            return outside(.outsideCoverage, hash: hash)
-        }
-        let variant = experiment.variants[index]
-        return Assignment(
-            variant: variant.key, inExperiment: true, hashValue: hash, payload: variant.payload, reason: .assigned,
-            newStickyAssignment: StickyAssignment(experimentKey: experiment.key, phase: experiment.phase, seed: seed, variant: variant.key))
+        PreparedExperiment(experiment).assign(userId: userId, attributes: attributes, stored: stored)
     }
 
     static func isTargeted(_ experiment: ExperimentDefinition, _ attributes: UserAttributes) -> Bool {
@@ -190,4 +156,66 @@ public struct ExposureLedger: Hashable, Sendable {
     }
 
     public var count: Int { exposures.count }
+}
+
+/// An experiment with what every assignment needs worked out once: its seed, control, bucket ranges and hash version.
+public struct PreparedExperiment: Sendable {
+    public let definition: ExperimentDefinition
+    let seed: String
+    let control: ExperimentDefinition.Variant?
+    let ranges: [ClosedRange<Double>]
+    let hashVersion: Int
+    /// FNV-1a's state after the seed: version 2 hashes seed + user id, so the seed's part is the same for everyone.
+    let seedState: UInt32
+
+    public init(_ definition: ExperimentDefinition) {
+        self.definition = definition
+        seed = definition.effectiveSeed
+        control = definition.control
+        ranges = GrowthBookHashing.bucketRanges(
+            count: definition.variants.count, coverage: definition.coverage, weights: definition.normalisedWeights)
+        hashVersion = definition.hashVersion ?? 2
+        seedState = GrowthBookHashing.fnv1a32(seed)
+    }
+
+    /// See ``Assigner/assign(_:userId:attributes:stored:)``.
+    public func assign(userId: String, attributes: UserAttributes = .init(), stored: StickyAssignment? = nil) -> Assignment {
+        func outside(_ reason: Assignment.Reason, variant: ExperimentDefinition.Variant? = control, hash: Double? = nil) -> Assignment {
+            Assignment(variant: variant?.key ?? "", inExperiment: false, hashValue: hash, payload: variant?.payload, reason: reason)
+        }
+
+        switch definition.status {
+        case .draft, .paused, .rolledBack:
+            return outside(.notRunning)
+        case .stopped:
+            return outside(.stopped, variant: definition.variants.first { $0.key == definition.winner } ?? control)
+        case .running:
+            break
+        }
+        guard !userId.isEmpty else { return outside(.noUserId) }
+
+        if let stored, stored.experimentKey == definition.key, stored.phase == definition.phase, stored.seed == seed,
+           let variant = definition.variants.first(where: { $0.key == stored.variant }) {
+            return Assignment(variant: variant.key, inExperiment: true, hashValue: nil, payload: variant.payload, reason: .sticky)
+        }
+        guard Assigner.isTargeted(definition, attributes) else { return outside(.notTargeted) }
+        if let namespace = definition.namespace, !GrowthBookHashing.inNamespace(userId: userId, namespace: namespace) {
+            return outside(.outsideNamespace)
+        }
+        let hash: Double
+        if hashVersion == 2 {
+            hash = GrowthBookHashing.hashV2(seedState: seedState, value: userId)
+        } else if let legacy = GrowthBookHashing.hash(seed: seed, value: userId, version: hashVersion) {
+            hash = legacy
+        } else {
+            return outside(.outsideCoverage)
+        }
+        guard let index = GrowthBookHashing.chooseVariation(hash, ranges: ranges) else {
+            return outside(.outsideCoverage, hash: hash)
+        }
+        let variant = definition.variants[index]
+        return Assignment(
+            variant: variant.key, inExperiment: true, hashValue: hash, payload: variant.payload, reason: .assigned,
+            newStickyAssignment: StickyAssignment(experimentKey: definition.key, phase: definition.phase, seed: seed, variant: variant.key))
+    }
 }

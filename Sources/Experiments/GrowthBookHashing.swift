@@ -1,12 +1,52 @@
 /// GrowthBook's cross-SDK bucketing, bit for bit: the same user lands in the same variant here, in GrowthBook's
 /// JavaScript SDK and in every other SDK that follows its published test cases (spec version 0.8.0).
 public enum GrowthBookHashing {
+    static let offsetBasis: UInt32 = 0x811C_9DC5
+    static let prime: UInt32 = 16_777_619
+
     /// 32-bit FNV-1a over the string's UTF-16 code units, as JavaScript's `charCodeAt` sees them.
     public static func fnv1a32(_ text: String) -> UInt32 {
-        var hash: UInt32 = 0x811C_9DC5
+        fnv1a32(continuing: offsetBasis, text)
+    }
+
+    /// FNV-1a is a stream: hashing `b` from the state after `a` is hashing `a + b`, with no concatenation.
+    @inline(__always)
+    static func fnv1a32(continuing state: UInt32, _ text: String) -> UInt32 {
+        // ASCII text has the same code units in UTF-8 and UTF-16; read the UTF-8 storage directly when it is ASCII.
+        let ascii: UInt32? = text.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+            var hash = state
+            for byte in bytes {
+                guard byte < 0x80 else { return nil }
+                hash = (hash ^ UInt32(byte)) &* prime
+            }
+            return hash
+        } ?? nil
+        if let ascii { return ascii }
+        var hash = state
         for unit in text.utf16 {
-            hash ^= UInt32(unit)
-            hash = hash &* 16_777_619
+            hash = (hash ^ UInt32(unit)) &* prime
+        }
+        return hash
+    }
+
+    /// FNV-1a of the decimal digits of `number`, as `String(number)` would spell them.
+    @inline(__always)
+    static func fnv1a32(decimal number: UInt32) -> UInt32 {
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        var rest = number
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[count] = UInt8(rest % 10) + 0x30
+                rest /= 10
+                count += 1
+            } while rest > 0
+        }
+        var hash = offsetBasis
+        withUnsafeBytes(of: &digits) { buffer in
+            for index in stride(from: count - 1, through: 0, by: -1) {
+                hash = (hash ^ UInt32(buffer[index])) &* prime
+            }
         }
         return hash
     }
@@ -16,13 +56,19 @@ public enum GrowthBookHashing {
     public static func hash(seed: String, value: String, version: Int = 2) -> Double? {
         switch version {
         case 2:
-            let inner = fnv1a32(seed + value)
-            return Double(fnv1a32(String(inner)) % 10_000) / 10_000
+            return hashV2(seedState: fnv1a32(seed), value: value)
         case 1:
-            return Double(fnv1a32(value + seed) % 1_000) / 1_000
+            return Double(fnv1a32(continuing: fnv1a32(value), seed) % 1_000) / 1_000
         default:
             return nil
         }
+    }
+
+    /// Version 2 from FNV-1a's state after the seed, so that the seed is hashed once per experiment.
+    @inline(__always)
+    static func hashV2(seedState: UInt32, value: String) -> Double {
+        let inner = fnv1a32(continuing: seedState, value)
+        return Double(fnv1a32(decimal: inner) % 10_000) / 10_000
     }
 
     /// `n` equal weights summing to 1; none for `n` ≤ 0.
