@@ -90,7 +90,10 @@ public enum HypothesisTests {
         let mean = (p1 + p2) / 2
         let a = Distributions.normalQuantile(1 - alpha / 2) * (2 * mean * (1 - mean)).squareRoot()
         let b = Distributions.normalQuantile(power) * (p1 * (1 - p1) + p2 * (1 - p2)).squareRoot()
-        return Int(((a + b) * (a + b) / ((p2 - p1) * (p2 - p1))).rounded(.up))
+        let users = ((a + b) * (a + b) / ((p2 - p1) * (p2 - p1))).rounded(.up)
+        // A vanishing effect needs more users than exist; say so instead of overflowing.
+        guard users.isFinite, users < 1e15 else { return nil }
+        return Int(users)
     }
 
     /// Sample-ratio mismatch: the chi-square goodness-of-fit test of exposure counts against the weights.

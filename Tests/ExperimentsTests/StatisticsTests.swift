@@ -71,6 +71,7 @@ import Testing
         #expect(HypothesisTests.sampleSizePerArm(baseline: 0.02, relativeMDE: 0.5) == 3826)
         #expect(HypothesisTests.sampleSizePerArm(baseline: 0.02, relativeMDE: 0) == nil)
         #expect(HypothesisTests.sampleSizePerArm(baseline: 0.8, relativeMDE: 0.5) == nil)
+        #expect(HypothesisTests.sampleSizePerArm(baseline: 0.5, relativeMDE: 1e-12) == nil)
     }
 
     /// 52/48 of 20,000 against 50/50: χ² = (400² + 400²)/10,000 = 32, p = chi2.sf(32, 1) = 1.5417257900280013e-08.

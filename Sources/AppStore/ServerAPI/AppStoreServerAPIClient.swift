@@ -281,8 +281,8 @@ public struct AppStoreServerAPIClient: Sendable {
             }
             let error = Self.error(status: status, body: data)
             if case .api(let code, _) = error.kind, code == AppStoreServerAPIError.rateLimitExceeded, attempt < configuration.rateLimitRetries {
-                let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(min($0, 60)) }
-                let backoff = retryAfter ?? configuration.rateLimitBackoff * (1 << attempt)
+                let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 60)) }
+                let backoff = retryAfter ?? configuration.rateLimitBackoff * (1 << min(attempt, 10))
                 attempt += 1
                 do {
                     try await Task.sleep(for: backoff)
