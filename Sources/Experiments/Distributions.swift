@@ -97,7 +97,11 @@ public enum Distributions {
         guard p > 0, p < 1 else { return p <= 0 ? -.infinity : .infinity }
         if p < 0.5 { return -studentTQuantile(1 - p, df: df) }
         var low = 0.0, high = max(10.0, normalQuantile(p) * 4)
-        while 1 - studentTTwoSidedPValue(high, df: df) / 2 < p { high *= 2 }
+        // Bounded: a degenerate df (0, NaN) must not spin.
+        for _ in 0..<64 {
+            guard 1 - studentTTwoSidedPValue(high, df: df) / 2 < p else { break }
+            high *= 2
+        }
         for _ in 0..<200 {
             let middle = (low + high) / 2
             if 1 - studentTTwoSidedPValue(middle, df: df) / 2 < p { low = middle } else { high = middle }

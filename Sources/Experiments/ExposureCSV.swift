@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads `user_id,variant,exposed_at,trial,paid,revenue` (one row per exposed user), with errors that name the line.
 public enum ExposureCSV {
     public static let header = "user_id,variant,exposed_at,trial,paid,revenue"
@@ -56,5 +58,3 @@ public enum ExposureCSV {
         }
     }
 }
-
-import Foundation

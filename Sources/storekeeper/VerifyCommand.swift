@@ -141,7 +141,9 @@ struct VerifyCommand: AsyncParsableCommand {
                 let certificate = try Certificate(pemEncoded: String(decoding: data, as: UTF8.self))
                 return try certificate.serializeAsPEM().derBytes
             }
-            return Array(try Certificate(derEncoded: Array(data)).serializeAsPEM().derBytes)
+            // DER as given, once it parses as a certificate.
+            _ = try Certificate(derEncoded: Array(data))
+            return Array(data)
         } catch {
             throw UsageError(message: "'\(path)' is not a DER or PEM X.509 certificate")
         }

@@ -236,6 +236,8 @@ import Testing
             #expect(family?.apiErrorName == "FamilyTransactionNotSupportedError")
             let renewal = await self.apiError { try await client.setAppAccountToken(originalTransactionId: "renewal", appAccountToken: UUID()) }
             #expect(renewal?.apiErrorName == "TransactionIdIsNotOriginalTransactionIdError")
+            let badId = await self.apiError { _ = try await client.transactionInfo(transactionId: "..") }
+            #expect(badId?.kind == .invalidRequest && badId?.isRetryable == false)
             let forged = await self.apiError { _ = try await client.transactionInfo(transactionId: "forged") }
             #expect(forged?.kind == .verification(.verificationFailure))
         }

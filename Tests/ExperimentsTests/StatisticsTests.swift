@@ -26,6 +26,9 @@ import Testing
         // The 97.5% quantile of t(10) is 2.228138851986274 (t.ppf), so its two-sided p-value is 0.05.
         #expect(close(Distributions.studentTTwoSidedPValue(2.228138851986274, df: 10), 0.05, 1e-9))
         #expect(close(Distributions.studentTQuantile(0.975, df: 10), 2.228138851986274, 1e-7))
+        // A degenerate df returns (not a number) instead of spinning.
+        _ = Distributions.studentTQuantile(0.975, df: 0)
+        _ = Distributions.studentTQuantile(0.975, df: .nan)
         // A fractional df: 2·t.sf(1.5, 3.7) = 0.2135981692020135.
         #expect(close(Distributions.studentTTwoSidedPValue(1.5, df: 3.7), 0.2135981692020135))
         // The incomplete beta on its own: beta.cdf(0.3, 2.5, 4) = 0.3521975859067672.

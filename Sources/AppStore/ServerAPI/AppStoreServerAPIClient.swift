@@ -238,7 +238,7 @@ public struct AppStoreServerAPIClient: Sendable {
         guard !value.isEmpty, value != ".", value != "..",
               let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"]))
         else {
-            throw AppStoreServerAPIError(kind: .unexpectedResponse, httpStatus: nil, message: "'\(value)' cannot be a path segment")
+            throw AppStoreServerAPIError(kind: .invalidRequest, httpStatus: nil, message: "'\(value)' cannot be a path segment")
         }
         return encoded
     }
@@ -264,7 +264,7 @@ public struct AppStoreServerAPIClient: Sendable {
         do {
             bodyBytes = try body.map { Array(try JSONEncoder().encode($0)) }
         } catch {
-            throw AppStoreServerAPIError(kind: .unexpectedResponse, httpStatus: nil, message: "the request body could not be encoded: \(error)")
+            throw AppStoreServerAPIError(kind: .invalidRequest, httpStatus: nil, message: "the request body could not be encoded: \(error)")
         }
 
         var attempt = 0

@@ -12,6 +12,8 @@ public struct AppStoreServerAPIError: Error, Sendable, Hashable, CustomStringCon
         case transport
         /// The answer carried signed data that did not verify.
         case verification(VerificationError.Code)
+        /// The request was refused before it was sent (an id that cannot be a path segment, a body that does not encode).
+        case invalidRequest
     }
 
     public let kind: Kind
@@ -30,7 +32,7 @@ public struct AppStoreServerAPIError: Error, Sendable, Hashable, CustomStringCon
         case .api(let code, _): Self.retryableCodes.contains(code)
         case .transport: true
         case .unexpectedResponse: (httpStatus ?? 0) >= 500
-        case .unauthorized: false
+        case .unauthorized, .invalidRequest: false
         case .verification(let code): code == .retryableVerificationFailure
         }
     }
