@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
+        .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "Experiments", targets: ["Experiments"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .target(
@@ -39,11 +41,14 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
+        // Pure: the App Store models in, states and events out. No I/O, no clock.
+        .target(name: "Entitlements", dependencies: ["AppStore"]),
         .target(name: "Experiments"),
         .executableTarget(
             name: "storekeeper",
             dependencies: [
                 "AppStore",
+                "Entitlements",
                 "Experiments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -62,6 +67,16 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "EntitlementsTests",
+            dependencies: [
+                "Entitlements",
+                "AppStore",
+                "storekeeper",
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
         ),

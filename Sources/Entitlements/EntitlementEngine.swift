@@ -1,0 +1,371 @@
+import AppStore
+
+/// The engine: the facts of one customer, the catalog and `now` in; the customer's state and subscription events out.
+///
+/// Pure and total: no I/O, no clock, and every input gives an answer. The answer depends on the set of facts only, not
+/// on their order or on how often each came, because Apple delivers notifications late, twice or out of order and apps
+/// post the same transaction again.
+public enum EntitlementEngine {
+    /// Apple retries a failed renewal for up to 60 days; after that the subscription has expired even if no fact says
+    /// so yet.
+    public static let billingRetryLimit: Int64 = 60 * 86_400_000
+
+    /// The state at `now` and the events that happened up to `now`.
+    ///
+    /// With `environment`, facts signed for another environment are left out (facts without one are kept).
+    public static func evaluate(
+        catalog: Catalog, facts: [Fact], now: Timestamp, environment: Environment? = nil
+    ) -> CustomerEvaluation {
+        let evaluator = Evaluator(facts: FactSet(facts: facts, catalog: catalog, environment: environment), catalog: catalog)
+        return CustomerEvaluation(
+            state: evaluator.state(at: now.millisecondsSince1970),
+            events: evaluator.events(upTo: now.millisecondsSince1970))
+    }
+
+    /// The state alone, for callers that do not need the events.
+    public static func state(
+        catalog: Catalog, facts: [Fact], now: Timestamp, environment: Environment? = nil
+    ) -> CustomerState {
+        Evaluator(facts: FactSet(facts: facts, catalog: catalog, environment: environment), catalog: catalog)
+            .state(at: now.millisecondsSince1970)
+    }
+}
+
+/// The state and the events, encoded side by side: the keys of ``CustomerState`` and `events`.
+public struct CustomerEvaluation: Encodable, Hashable, Sendable {
+    public var state: CustomerState
+    public var events: [SubscriptionEvent]
+
+    enum CodingKeys: String, CodingKey { case events }
+
+    public func encode(to encoder: any Encoder) throws {
+        try state.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(events, forKey: .events)
+    }
+}
+
+struct Evaluator: Sendable {
+    let facts: FactSet
+    let catalog: Catalog
+    /// Past this many trial evaluations, `nextChangeAt` is the next breakpoint even if nothing changes there: early is
+    /// safe for a cache, late is not.
+    static let nextChangeProbes = 24
+
+    init(facts: FactSet, catalog: Catalog) {
+        self.facts = facts
+        self.catalog = catalog
+    }
+
+    func state(at t: Int64) -> CustomerState {
+        var state = snapshot(at: t)
+        state.nextChangeAt = nextChange(after: t, from: state).map(Timestamp.init(millisecondsSince1970:))
+        return state
+    }
+
+    // MARK: - Subscriptions
+
+    /// The latest renewal info of a subscription.
+    func latestRenewal(_ chain: String) -> JWSRenewalInfoDecodedPayload? { facts.renewals[chain]?.last }
+
+    /// Whether the subscription will renew, by the latest of its renewal infos and its renewal-status notifications.
+    /// A period that began after the latest of them (a renewal, a resubscription) began with auto-renew on.
+    func autoRenewSignal(_ chain: String, periodStart: Int64 = .min) -> Bool? {
+        var latest: (at: Int64, on: Bool)?
+        if let renewal = latestRenewal(chain), let status = renewal.autoRenewStatus, status.isKnown {
+            latest = (renewal.signedDate?.millisecondsSince1970 ?? .min, status == .on)
+        }
+        for notification in facts.notificationsByChain[chain] ?? [] where notification.notificationType == .didChangeRenewalStatus {
+            let on: Bool
+            switch notification.subtype {
+            case .some(.autoRenewEnabled): on = true
+            case .some(.autoRenewDisabled): on = false
+            default: continue
+            }
+            let at = notification.signedDate.millisecondsSince1970
+            if latest.map({ at > $0.at }) ?? true { latest = (at, on) }
+        }
+        if let known = latest, known.at < periodStart { return true }
+        return latest?.on
+    }
+
+    /// The renewal info if it speaks about this period or a later one (signed after the period began).
+    func currentRenewal(_ chain: String, periodStart: Int64) -> JWSRenewalInfoDecodedPayload? {
+        guard let renewal = latestRenewal(chain) else { return nil }
+        if let signed = renewal.signedDate?.millisecondsSince1970, signed < periodStart { return nil }
+        return renewal
+    }
+
+    func subscription(_ chain: (id: String, members: [Int]), at t: Int64) -> SubscriptionState? {
+        var current: Purchase?
+        var last: Purchase?
+        var latestExpiry: Int64?
+        for index in chain.members {
+            let purchase = facts.purchases[index]
+            guard purchase.start <= t else { break }
+            if purchase.end > t { current = purchase }
+            if let known = last {
+                if (purchase.end, purchase.start) >= (known.end, known.start) { last = purchase }
+            } else {
+                last = purchase
+            }
+            if purchase.revocation == nil, !purchase.isUpgraded, let end = purchase.naturalEnd {
+                latestExpiry = max(latestExpiry ?? end, end)
+            }
+        }
+        guard let last else { return nil }
+        let shown = current ?? last
+        let renewal = currentRenewal(chain.id, periodStart: shown.start)
+        let retryEnds = last.naturalEnd.map { $0 &+ EntitlementEngine.billingRetryLimit }
+
+        let status: RenewalState
+        if current != nil {
+            status = .active
+        } else if let revocation = last.revocation, revocation.date.millisecondsSince1970 <= t {
+            status = .revoked
+        } else if last.isUpgraded {
+            status = .expired
+        } else if let renewal, renewal.isInBillingRetryPeriod == true, let retryEnds, t < retryEnds {
+            if let grace = renewal.gracePeriodExpiresDate?.millisecondsSince1970, t < grace {
+                status = .gracePeriod
+            } else {
+                status = .billingRetry
+            }
+        } else {
+            status = .expired
+        }
+
+        let renewing = status == .active || status == .gracePeriod || status == .billingRetry
+        let willRenew: Bool? = renewing ? autoRenewSignal(chain.id, periodStart: shown.start) : false
+        var pending: String?
+        if renewing, willRenew == true, let next = renewal?.autoRenewProductId, next != shown.productId {
+            pending = next
+        }
+        let inBilling = status == .gracePeriod || status == .billingRetry
+        return SubscriptionState(
+            originalTransactionId: chain.id,
+            transactionId: shown.transactionId,
+            productId: shown.productId,
+            group: shown.group,
+            environment: shown.environment,
+            ownership: shown.ownership,
+            status: status,
+            periodType: shown.periodType,
+            purchaseDate: Timestamp(millisecondsSince1970: shown.start),
+            originalPurchaseDate: shown.originalPurchaseDate.map(Timestamp.init(millisecondsSince1970:)),
+            expiresDate: (latestExpiry ?? shown.naturalEnd).map(Timestamp.init(millisecondsSince1970:)),
+            willRenew: willRenew,
+            autoRenewProductId: pending,
+            gracePeriodExpiresDate: inBilling ? renewal?.gracePeriodExpiresDate : nil,
+            billingRetryEndsAt: inBilling ? retryEnds.map(Timestamp.init(millisecondsSince1970:)) : nil,
+            expirationReason: status == .expired ? expirationReason(chain.id, last: last, renewal: renewal, t: t) : nil,
+            revocation: status == .revoked ? last.revocation : nil,
+            isUpgraded: status == .expired && last.isUpgraded)
+    }
+
+    func expirationReason(_ chain: String, last: Purchase, renewal: JWSRenewalInfoDecodedPayload?, t: Int64) -> ExpirationReason? {
+        if last.isUpgraded { return nil }
+        if let intent = renewal?.expirationIntent { return ExpirationReason(intent) }
+        if let expired = facts.notificationsByChain[chain]?.last(where: {
+            $0.notificationType == .expired && $0.signedDate.millisecondsSince1970 >= last.start
+        }), let reason = ExpirationReason(expiredSubtype: expired.subtype) {
+            return reason
+        }
+        if renewal?.isInBillingRetryPeriod == true { return .billingError }
+        if autoRenewSignal(chain) == false { return .voluntary }
+        return nil
+    }
+
+    // MARK: - The whole state
+
+    func snapshot(at t: Int64) -> CustomerState {
+        var subscriptions: [SubscriptionState] = []
+        subscriptions.reserveCapacity(facts.chains.count)
+        for chain in facts.chains {
+            if let subscription = subscription(chain, at: t) { subscriptions.append(subscription) }
+        }
+
+        var nonSubscriptions: [NonSubscriptionState] = []
+        var products: [String: AccessState] = [:]
+        var anyPurchase = false
+        for purchase in facts.purchases {
+            guard purchase.start <= t else { break }
+            if purchase.kind == .autoRenewable {
+                let ended = purchase.naturalEnd.map { min($0, purchase.end) } ?? purchase.end
+                Self.offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
+                                       productId: purchase.productId, transactionId: purchase.originalTransactionId),
+                           to: &products)
+                continue
+            }
+            let revoked = purchase.revocation.map { $0.date.millisecondsSince1970 <= t } ?? false
+            let active: Bool?
+            switch purchase.kind {
+            case .nonConsumable: active = !revoked
+            case .nonRenewing: active = t < purchase.end
+            case .consumable, .autoRenewable: active = nil
+            }
+            if purchase.kind != .consumable { anyPurchase = true }
+            nonSubscriptions.append(NonSubscriptionState(
+                transactionId: purchase.transactionId, productId: purchase.productId, type: purchase.kind,
+                purchaseDate: Timestamp(millisecondsSince1970: purchase.start),
+                expiresDate: purchase.naturalEnd.map(Timestamp.init(millisecondsSince1970:)),
+                active: active, quantity: purchase.quantity, environment: purchase.environment,
+                ownership: purchase.ownership, revocation: revoked ? purchase.revocation : nil))
+            if let active {
+                let expires: Int64? = purchase.kind == .nonConsumable ? nil : purchase.naturalEnd
+                Self.offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
+                                       productId: purchase.productId, transactionId: purchase.transactionId),
+                           to: &products)
+            }
+        }
+
+        var groups: [String: GroupState] = [:]
+        var billingIssue = false
+        var anyActive = nonSubscriptions.contains { $0.active == true }
+        for subscription in subscriptions {
+            anyPurchase = true
+            switch subscription.status {
+            case .active, .gracePeriod, .billingRetry: anyActive = true
+            case .expired, .revoked: break
+            }
+            if subscription.status == .gracePeriod || subscription.status == .billingRetry { billingIssue = true }
+            if subscription.grantsAccess {
+                let expires = subscription.status == .gracePeriod ? subscription.gracePeriodExpiresDate : subscription.expiresDate
+                Self.offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
+                                       transactionId: subscription.originalTransactionId),
+                           to: &products)
+            }
+            let candidate = GroupState(
+                originalTransactionId: subscription.originalTransactionId, productId: subscription.productId,
+                status: subscription.status, active: subscription.grantsAccess, expiresDate: subscription.expiresDate)
+            if let existing = groups[subscription.group], !Self.counts(candidate, over: existing) { continue }
+            groups[subscription.group] = candidate
+        }
+
+        var entitlements: [String: AccessState] = [:]
+        for id in catalog.entitlementIds { entitlements[id] = AccessState(active: false, expiresDate: nil, productId: nil, transactionId: nil) }
+        for product in catalog.products where !product.entitlements.isEmpty {
+            guard let access = products[product.id] else { continue }
+            for id in product.entitlements {
+                if let existing = entitlements[id], existing.productId != nil {
+                    if Self.better(access, than: existing) { entitlements[id] = access }
+                } else {
+                    entitlements[id] = access
+                }
+            }
+        }
+
+        var introEligibility: [String: IntroEligibility] = [:]
+        var winBack: [String: WinBackEligibility] = [:]
+        for group in catalog.groups {
+            introEligibility[group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
+            winBack[group] = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
+        }
+        for purchase in facts.purchases where purchase.kind == .autoRenewable {
+            guard purchase.start <= t else { break }
+            if introEligibility[purchase.group] == nil || introEligibility[purchase.group]?.eligible == true {
+                if purchase.periodType == .trial || purchase.periodType == .intro {
+                    introEligibility[purchase.group] = IntroEligibility(
+                        eligible: false, redeemedTransactionId: purchase.transactionId,
+                        redeemedAt: Timestamp(millisecondsSince1970: purchase.start))
+                } else if introEligibility[purchase.group] == nil {
+                    introEligibility[purchase.group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
+                }
+            }
+        }
+        for (group, counting) in groups {
+            var eligibility = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
+            if counting.status == .expired,
+                let subscription = subscriptions.first(where: { $0.originalTransactionId == counting.originalTransactionId }),
+                !subscription.isUpgraded
+            {
+                eligibility.eligible = true
+                eligibility.lapsedAt = subscription.expiresDate
+                eligibility.offerIds = latestRenewal(counting.originalTransactionId)?.eligibleWinBackOfferIds ?? []
+            }
+            winBack[group] = eligibility
+        }
+
+        return CustomerState(
+            state: anyActive ? .active : (anyPurchase ? .inactive : .new),
+            billingIssue: billingIssue,
+            entitlements: entitlements,
+            products: products,
+            groups: groups,
+            subscriptions: subscriptions,
+            nonSubscriptions: nonSubscriptions,
+            introEligibility: introEligibility,
+            winBackEligibility: winBack,
+            nextChangeAt: nil)
+    }
+
+    /// Keeps the better of two accesses to one product.
+    static func offer(_ access: AccessState, to products: inout [String: AccessState]) {
+        guard let productId = access.productId else { return }
+        if let existing = products[productId], !better(access, than: existing) { return }
+        products[productId] = access
+    }
+
+    /// Active beats inactive; then what lasts longer (no end is longest); then the smaller transaction id.
+    static func better(_ a: AccessState, than b: AccessState) -> Bool {
+        if a.active != b.active { return a.active }
+        let left = a.expiresDate?.millisecondsSince1970 ?? (a.active ? .max : .min)
+        let right = b.expiresDate?.millisecondsSince1970 ?? (b.active ? .max : .min)
+        if left != right { return left > right }
+        return (a.transactionId ?? "", a.productId ?? "") < (b.transactionId ?? "", b.productId ?? "")
+    }
+
+    static func rank(_ status: RenewalState) -> Int {
+        switch status {
+        case .active: 0
+        case .gracePeriod: 1
+        case .billingRetry: 2
+        case .expired: 3
+        case .revoked: 4
+        }
+    }
+
+    /// The subscription that counts in a group: the best status, then the latest expiry, then the smaller id.
+    static func counts(_ a: GroupState, over b: GroupState) -> Bool {
+        if rank(a.status) != rank(b.status) { return rank(a.status) < rank(b.status) }
+        let left = a.expiresDate?.millisecondsSince1970 ?? .min, right = b.expiresDate?.millisecondsSince1970 ?? .min
+        if left != right { return left > right }
+        return a.originalTransactionId < b.originalTransactionId
+    }
+
+    // MARK: - When it changes
+
+    /// Every instant at which the state may change with no new fact.
+    func breakpoints(after t: Int64) -> [Int64] {
+        var points: [Int64] = []
+        func add(_ value: Int64?) {
+            if let value, value > t, value != .max { points.append(value) }
+        }
+        for purchase in facts.purchases {
+            add(purchase.start)
+            add(purchase.end)
+            add(purchase.naturalEnd)
+            add(purchase.revocation?.date.millisecondsSince1970)
+            if purchase.kind == .autoRenewable, let end = purchase.naturalEnd {
+                add(end &+ EntitlementEngine.billingRetryLimit)
+            }
+        }
+        for (_, renewals) in facts.renewals {
+            add(renewals.last?.gracePeriodExpiresDate?.millisecondsSince1970)
+        }
+        points.sort()
+        var unique: [Int64] = []
+        unique.reserveCapacity(points.count)
+        for point in points where unique.last != point { unique.append(point) }
+        return unique
+    }
+
+    func nextChange(after t: Int64, from state: CustomerState) -> Int64? {
+        let points = breakpoints(after: t)
+        for (probe, point) in points.enumerated() {
+            if probe >= Self.nextChangeProbes { return point }
+            if snapshot(at: point) != state { return point }
+        }
+        return nil
+    }
+}

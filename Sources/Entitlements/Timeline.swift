@@ -1,0 +1,384 @@
+import AppStore
+
+/// Collects events by id. The same event can be derived twice (from a transaction and from the notification that
+/// carried it): the one derived from the stronger source is kept, transactions first, then renewal infos, then
+/// notifications, and between equals the earlier, so the result depends only on the facts.
+struct EventLog {
+    enum Source: Int, Comparable {
+        case transaction, renewalInfo, notification
+        static func < (a: Source, b: Source) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    let now: Int64
+    private(set) var events: [String: (event: SubscriptionEvent, source: Source)] = [:]
+
+    init(now: Int64) { self.now = now }
+
+    mutating func add(
+        _ type: SubscriptionEventType, at instant: Int64, chain: String, anchor: String, source: Source,
+        purchase: Purchase?, environment: Environment? = nil, periodType: PeriodType? = nil, reason: String? = nil,
+        fromProductId: String? = nil, notification: String? = nil, productId: String? = nil, transactionId: String? = nil
+    ) {
+        guard instant <= now else { return }
+        let environment = purchase?.environment ?? environment
+        let id = "\(type.rawValue):\(environment?.rawValue ?? "-"):\(chain):\(anchor)"
+        let event = SubscriptionEvent(
+            id: id, type: type, effectiveAt: Timestamp(millisecondsSince1970: instant),
+            productId: purchase?.productId ?? productId, originalTransactionId: chain,
+            transactionId: purchase?.transactionId ?? transactionId, price: purchase?.price, currency: purchase?.currency,
+            storefront: purchase?.storefront, periodType: periodType ?? purchase?.periodType, environment: environment,
+            reason: reason, fromProductId: fromProductId, notificationUUID: notification)
+        if let existing = events[id] {
+            if existing.source < source { return }
+            if existing.source == source,
+                (existing.event.effectiveAt, existing.event.reason ?? "") <= (event.effectiveAt, event.reason ?? "")
+            {
+                return
+            }
+        }
+        events[id] = (event, source)
+    }
+
+    /// In time order; at one instant, by id.
+    func sorted() -> [SubscriptionEvent] {
+        events.values.map(\.event).sorted { ($0.effectiveAt, $0.id) < ($1.effectiveAt, $1.id) }
+    }
+}
+
+/// What the renewal infos and notifications of one period say about its billing.
+struct BillingEvidence {
+    var issue = false
+    var grace = false
+    var graceEnd: Int64?
+    var graceExpiredNotice: Int64?
+    /// The latest renewal info of the window still says Apple is retrying.
+    var stillRetrying = false
+    var expiredNotice: (at: Int64, subtype: NotificationSubtype?)?
+    var lastRenewalSigned: Int64?
+    var intent: ExpirationIntent?
+    var autoRenewOff = false
+    var recoveryNotice = false
+}
+
+extension Evaluator {
+    func events(upTo now: Int64) -> [SubscriptionEvent] {
+        var log = EventLog(now: now)
+        for chain in facts.chains { chainEvents(chain, into: &log) }
+        for purchase in facts.purchases {
+            refundEvents(purchase, into: &log)
+            let type: SubscriptionEventType
+            switch purchase.kind {
+            case .autoRenewable: continue
+            case .nonConsumable: type = .nonConsumablePurchase
+            case .nonRenewing: type = .nonRenewingPurchase
+            case .consumable: type = .consumablePurchase
+            }
+            log.add(type, at: purchase.start, chain: purchase.originalTransactionId, anchor: purchase.transactionId,
+                    source: .transaction, purchase: purchase)
+        }
+        notificationOnlyEvents(into: &log)
+        return log.sorted()
+    }
+
+    // MARK: - Subscriptions
+
+    func chainEvents(_ chain: (id: String, members: [Int]), into log: inout EventLog) {
+        let members = chain.members.map { facts.purchases[$0] }
+        var runLast: Purchase?
+        var coveredUntil = Int64.min
+        for purchase in members {
+            guard let previous = runLast else {
+                log.add(Self.startType(purchase.periodType, first: true), at: purchase.start, chain: chain.id,
+                        anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+                runLast = purchase
+                coveredUntil = Self.coverage(purchase)
+                continue
+            }
+            let gap = purchase.start - coveredUntil
+            let tolerance: Int64 = purchase.reason == nil ? 60_000 : 0
+            if gap < 0, purchase.productId != previous.productId {
+                // An immediate change (an upgrade, or a crossgrade to another duration).
+                productChange(from: previous, to: purchase, chain: chain.id, into: &log)
+                if let conversion = Self.conversion(from: previous.periodType, to: purchase.periodType) {
+                    log.add(conversion, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
+                            source: .transaction, purchase: purchase)
+                }
+            } else if purchase.reason == .purchase, gap >= 0 {
+                lapse(of: previous, until: purchase.start, chain: chain.id, into: &log)
+                log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
+                        anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+            } else if gap <= tolerance || (previous.revocation != nil && purchase.reason == .renewal) {
+                renewal(from: previous, to: purchase, chain: chain.id, into: &log)
+            } else {
+                let evidence = billing(of: previous, chain: chain.id, until: purchase.start, recovered: purchase)
+                if evidence.issue || evidence.recoveryNotice || purchase.reason == .renewal {
+                    billingIssue(of: previous, evidence: evidence, until: purchase.start, chain: chain.id, into: &log)
+                    log.add(.billingRecovered, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
+                            source: .transaction, purchase: purchase)
+                    renewal(from: previous, to: purchase, chain: chain.id, into: &log)
+                } else {
+                    lapse(of: previous, until: purchase.start, chain: chain.id, into: &log)
+                    log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
+                            anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+                }
+            }
+            if (purchase.end, purchase.start) >= (previous.end, previous.start) { runLast = purchase }
+            coveredUntil = max(coveredUntil, Self.coverage(purchase))
+        }
+        if let last = runLast { lapse(of: last, until: nil, chain: chain.id, into: &log) }
+        toggleEvents(chain, members: members, into: &log)
+    }
+
+    /// Until when a period covers its subscription, for telling a renewal from a lapse: an upgraded period counts to
+    /// its own expiry, so that the upgrade that cut it short reads as an overlap, not as a lapse.
+    static func coverage(_ purchase: Purchase) -> Int64 {
+        purchase.isUpgraded ? max(purchase.end, purchase.naturalEnd ?? purchase.end) : purchase.end
+    }
+
+    static func startType(_ period: PeriodType, first: Bool) -> SubscriptionEventType {
+        switch period {
+        case .trial: .trialStarted
+        case .intro: .introStarted
+        case .promo where first: .promoStarted
+        default: first ? .subscriptionStarted : .subscriptionResubscribed
+        }
+    }
+
+    /// The event of a period that follows the previous one without a lapse.
+    static func conversion(from previous: PeriodType, to next: PeriodType) -> SubscriptionEventType? {
+        switch (previous, next) {
+        case (.trial, .trial): nil
+        case (.trial, _): .trialConverted
+        case (.intro, .intro): .introRenewed
+        case (.intro, _): .introConverted
+        case (.promo, .promo): nil
+        case (_, .promo): .promoStarted
+        case (.promo, _): .promoConverted
+        default: nil
+        }
+    }
+
+    func renewal(from previous: Purchase, to purchase: Purchase, chain: String, into log: inout EventLog) {
+        if purchase.productId != previous.productId {
+            productChange(from: previous, to: purchase, chain: chain, into: &log)
+        }
+        let type = Self.conversion(from: previous.periodType, to: purchase.periodType) ?? .subscriptionRenewed
+        log.add(type, at: purchase.start, chain: chain, anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+    }
+
+    func productChange(from previous: Purchase, to purchase: Purchase, chain: String, into log: inout EventLog) {
+        var change = ProductChange.crossgrade
+        if let from = catalog[previous.productId]?.level, let to = catalog[purchase.productId]?.level {
+            change = to < from ? .upgrade : (to > from ? .downgrade : .crossgrade)
+        } else if previous.isUpgraded {
+            change = .upgrade
+        } else if let preference = (facts.notificationsByChain[chain] ?? []).last(where: {
+            $0.notificationType == .didChangeRenewalPref && $0.signedDate.millisecondsSince1970 >= previous.start
+                && $0.signedDate.millisecondsSince1970 <= purchase.start
+        }) {
+            if preference.subtype == .upgrade { change = .upgrade }
+            if preference.subtype == .downgrade { change = .downgrade }
+        }
+        log.add(.productChanged, at: purchase.start, chain: chain, anchor: purchase.transactionId, source: .transaction,
+                purchase: purchase, reason: change.rawValue, fromProductId: previous.productId)
+    }
+
+    /// What the renewal infos and notifications signed while a period ran, or after it until the next one, say.
+    func billing(of period: Purchase, chain: String, until next: Int64?, recovered: Purchase? = nil) -> BillingEvidence {
+        var evidence = BillingEvidence()
+        let upper = next ?? .max
+        for renewal in facts.renewals[chain] ?? [] {
+            let signed = renewal.signedDate?.millisecondsSince1970
+            if let signed, signed < period.start || signed >= upper { continue }
+            if renewal.isInBillingRetryPeriod == true {
+                evidence.issue = true
+                if let grace = renewal.gracePeriodExpiresDate?.millisecondsSince1970 {
+                    evidence.grace = true
+                    evidence.graceEnd = grace
+                }
+            }
+            if renewal.expirationIntent == .billingError { evidence.issue = true }
+            evidence.stillRetrying = renewal.isInBillingRetryPeriod == true
+            evidence.intent = renewal.expirationIntent ?? evidence.intent
+            if let status = renewal.autoRenewStatus { evidence.autoRenewOff = status == .off }
+            evidence.lastRenewalSigned = signed ?? evidence.lastRenewalSigned
+        }
+        for notification in facts.notificationsByChain[chain] ?? [] {
+            let signed = notification.signedDate.millisecondsSince1970
+            if recovered != nil, notification.notificationType == .didRenew, notification.subtype == .billingRecovery,
+                notification.transactionId == recovered?.transactionId
+            {
+                evidence.recoveryNotice = true
+            }
+            guard signed >= period.start, signed < upper else { continue }
+            switch notification.notificationType {
+            case .didFailToRenew:
+                evidence.issue = true
+                if notification.subtype == .gracePeriod { evidence.grace = true }
+            case .gracePeriodExpired:
+                evidence.issue = true
+                evidence.grace = true
+                evidence.graceExpiredNotice = evidence.graceExpiredNotice ?? signed
+            case .expired:
+                if evidence.expiredNotice == nil { evidence.expiredNotice = (signed, notification.subtype) }
+                if notification.subtype == .billingRetry { evidence.issue = true }
+            case .didChangeRenewalStatus:
+                if notification.subtype == .autoRenewDisabled { evidence.autoRenewOff = true }
+                if notification.subtype == .autoRenewEnabled { evidence.autoRenewOff = false }
+            default:
+                break
+            }
+        }
+        return evidence
+    }
+
+    func billingIssue(of period: Purchase, evidence: BillingEvidence, until next: Int64?, chain: String, into log: inout EventLog) {
+        guard let end = period.naturalEnd else { return }
+        log.add(.billingIssue, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
+        guard evidence.grace else { return }
+        log.add(.gracePeriodStarted, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
+        if let graceEnd = evidence.graceEnd, graceEnd <= next ?? .max {
+            log.add(.gracePeriodExpired, at: graceEnd, chain: chain, anchor: period.transactionId, source: .renewalInfo,
+                    purchase: period)
+        } else if let notice = evidence.graceExpiredNotice {
+            log.add(.gracePeriodExpired, at: notice, chain: chain, anchor: period.transactionId, source: .notification,
+                    purchase: period)
+        }
+    }
+
+    /// The end of a run of periods that nothing continued: a billing issue and an expiry, each when the facts show it.
+    func lapse(of period: Purchase, until next: Int64?, chain: String, into log: inout EventLog) {
+        guard !period.isUpgraded, period.revocation == nil, let end = period.naturalEnd else { return }
+        let evidence = billing(of: period, chain: chain, until: next)
+        let expiry: Int64
+        let reason: ExpirationReason
+        if evidence.issue {
+            billingIssue(of: period, evidence: evidence, until: next, chain: chain, into: &log)
+            if evidence.stillRetrying {
+                expiry = end &+ EntitlementEngine.billingRetryLimit
+            } else if let notice = evidence.expiredNotice {
+                expiry = max(end, notice.at)
+            } else if let signed = evidence.lastRenewalSigned, signed >= end {
+                expiry = signed
+            } else {
+                expiry = end &+ EntitlementEngine.billingRetryLimit
+            }
+            reason = .billingError
+        } else {
+            expiry = end
+            if let intent = evidence.intent {
+                reason = ExpirationReason(intent)
+            } else if let notice = evidence.expiredNotice {
+                reason = ExpirationReason(expiredSubtype: notice.subtype) ?? .other
+            } else if evidence.autoRenewOff {
+                reason = .voluntary
+            } else if next != nil || log.now >= end &+ EntitlementEngine.billingRetryLimit {
+                // Nothing says why, but it did end: a resubscription came after a gap, or Apple's retries are over.
+                reason = .other
+            } else {
+                // Renewing, with no word yet of the renewal or of its failure: not an expiry until a fact says so.
+                return
+            }
+        }
+        let type: SubscriptionEventType =
+            switch period.periodType {
+            case .trial: .trialExpired
+            case .intro: .introExpired
+            case .promo: .promoExpired
+            default: .subscriptionExpired
+            }
+        log.add(type, at: min(expiry, next ?? .max), chain: chain, anchor: period.transactionId, source: .transaction,
+                purchase: period, reason: reason.rawValue)
+    }
+
+    /// Auto-renew switched off or on: from renewal-status notifications, and from changes between successive renewal
+    /// infos that no notification accounts for.
+    func toggleEvents(_ chain: (id: String, members: [Int]), members: [Purchase], into log: inout EventLog) {
+        let notifications = (facts.notificationsByChain[chain.id] ?? []).compactMap { notification -> (at: Int64, on: Bool, uuid: String)? in
+            guard notification.notificationType == .didChangeRenewalStatus else { return nil }
+            switch notification.subtype {
+            case .some(.autoRenewEnabled): return (notification.signedDate.millisecondsSince1970, true, notification.notificationUUID)
+            case .some(.autoRenewDisabled): return (notification.signedDate.millisecondsSince1970, false, notification.notificationUUID)
+            default: return nil
+            }
+        }
+        func period(at instant: Int64) -> Purchase? {
+            members.last { $0.start <= instant && instant < $0.end } ?? members.last { $0.start <= instant }
+        }
+        func toggle(on: Bool, at instant: Int64, anchor: String, source: EventLog.Source, uuid: String?) {
+            let current = period(at: instant)
+            let type: SubscriptionEventType = on ? .autorenewEnabled : (current?.periodType == .trial ? .trialCanceled : .subscriptionCanceled)
+            log.add(type, at: instant, chain: chain.id, anchor: anchor, source: source, purchase: current, notification: uuid)
+        }
+        for notification in notifications {
+            toggle(on: notification.on, at: notification.at, anchor: notification.uuid, source: .notification, uuid: notification.uuid)
+        }
+        var previousOn = true
+        var previousAt = Int64.min
+        for renewal in facts.renewals[chain.id] ?? [] {
+            guard let status = renewal.autoRenewStatus, status.isKnown, let at = renewal.signedDate?.millisecondsSince1970 else { continue }
+            let on = status == .on
+            defer {
+                previousOn = on
+                previousAt = at
+            }
+            guard on != previousOn else { continue }
+            if notifications.contains(where: { $0.on == on && $0.at > previousAt && $0.at <= at }) { continue }
+            let inService = members.contains { $0.start <= at && at < $0.end } || renewal.isInBillingRetryPeriod == true
+            guard inService else { continue }
+            toggle(on: on, at: at, anchor: "r\(at)", source: .renewalInfo, uuid: nil)
+        }
+    }
+
+    // MARK: - Refunds
+
+    func refundEvents(_ purchase: Purchase, into log: inout EventLog) {
+        func revoked(_ revocation: Revocation) {
+            let family = revocation.type == .familyRevoke
+            log.add(family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
+                    chain: purchase.originalTransactionId, anchor: purchase.transactionId, source: .transaction,
+                    purchase: purchase, reason: family ? nil : revocation.reason.rawValue)
+        }
+        if let revocation = purchase.revocation { revoked(revocation) }
+        if let reversed = purchase.reversedRevocation, let at = purchase.reversedAt {
+            revoked(reversed)
+            log.add(.refundReversed, at: at, chain: purchase.originalTransactionId, anchor: purchase.transactionId,
+                    source: .transaction, purchase: purchase)
+        }
+    }
+
+    // MARK: - Notifications about transactions the facts do not hold
+
+    func notificationOnlyEvents(into log: inout EventLog) {
+        var known = Set<String>()
+        for purchase in facts.purchases { known.insert(purchase.originalTransactionId) }
+        for notification in facts.notifications {
+            guard let chain = notification.originalTransactionId, !known.contains(chain) else { continue }
+            let at = notification.signedDate.millisecondsSince1970
+            let anchor = notification.transactionId ?? notification.notificationUUID
+            func add(_ type: SubscriptionEventType, reason: String? = nil, anchor: String = anchor) {
+                log.add(type, at: at, chain: chain, anchor: anchor, source: .notification, purchase: nil,
+                        environment: notification.environment, reason: reason, notification: notification.notificationUUID,
+                        productId: notification.productId, transactionId: notification.transactionId)
+            }
+            switch (notification.notificationType, notification.subtype) {
+            case (.subscribed, .some(.resubscribe)): add(.subscriptionResubscribed)
+            case (.subscribed, _): add(.subscriptionStarted)
+            case (.didRenew, .some(.billingRecovery)): add(.billingRecovered)
+            case (.didRenew, _): add(.subscriptionRenewed)
+            case (.didFailToRenew, let subtype):
+                add(.billingIssue)
+                if subtype == .gracePeriod { add(.gracePeriodStarted) }
+            case (.gracePeriodExpired, _): add(.gracePeriodExpired)
+            case (.expired, let subtype):
+                add(.subscriptionExpired, reason: (ExpirationReason(expiredSubtype: subtype) ?? .other).rawValue)
+            case (.didChangeRenewalStatus, .some(.autoRenewDisabled)): add(.subscriptionCanceled, anchor: notification.notificationUUID)
+            case (.didChangeRenewalStatus, .some(.autoRenewEnabled)): add(.autorenewEnabled, anchor: notification.notificationUUID)
+            case (.refund, _): add(.refunded)
+            case (.refundReversed, _): add(.refundReversed)
+            case (.revoke, _): add(.familyAccessRevoked)
+            default: break
+            }
+        }
+    }
+}
