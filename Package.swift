@@ -53,12 +53,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Runs the storekeeper executable for the CLI tests of every test target.
+        .target(name: "CLITesting", path: "Tests/CLITesting"),
         .testTarget(
             name: "AppStoreTests",
             dependencies: [
                 "AppStore",
                 // Built before the tests, which run it as users do (CLITests).
                 "storekeeper",
+                "CLITesting",
                 "AppStoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -76,13 +79,14 @@ let package = Package(
                 "Entitlements",
                 "AppStore",
                 "storekeeper",
+                "CLITesting",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ExperimentsTests",
-            dependencies: ["Experiments", "storekeeper"],
+            dependencies: ["Experiments", "storekeeper", "CLITesting"],
             resources: [.copy("Fixtures")]
         ),
     ],

@@ -1,41 +1,13 @@
+import CLITesting
 import Foundation
 import Testing
 
 /// `storekeeper verify` as users and scripts call it: output, exit codes and messages.
 @Suite struct CLITests {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static func binary() throws -> URL {
-        if let path = ProcessInfo.processInfo.environment["STOREKEEPER_BIN"] { return URL(fileURLWithPath: path) }
-        // The test bundle sits in the build folder next to the executable it depends on.
-        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        for _ in 0..<3 {
-            let candidate = directory.appendingPathComponent("storekeeper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        throw Fixtures.Missing(name: "the storekeeper executable (set STOREKEEPER_BIN)")
-    }
+    typealias Run = CommandRun
 
     func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = try Self.binary()
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self))
+        try StorekeeperCLI.run(arguments, stdin: stdin, near: Bundle.module.bundleURL)
     }
 
     func fixturePath(_ name: String) throws -> String {

@@ -1,26 +1,12 @@
+import CLITesting
 import Experiments
 import Foundation
 import Testing
 
 @Suite struct ExperimentCLITests {
     func run(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        var directory = Bundle.module.bundleURL.deletingLastPathComponent()
-        var binary: URL?
-        for _ in 0..<3 {
-            let candidate = directory.appendingPathComponent("storekeeper")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { binary = candidate; break }
-            directory = directory.deletingLastPathComponent()
-        }
-        let process = Process()
-        process.executableURL = try #require(binary)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile(), stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+        let result = try StorekeeperCLI.run(arguments, near: Bundle.module.bundleURL)
+        return (result.status, result.stdout, result.stderr)
     }
 
     func write(_ text: String) throws -> String {
