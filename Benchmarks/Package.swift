@@ -24,6 +24,16 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "EntitlementsBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "AppStore", package: "storekeeper"),
+                .product(name: "Entitlements", package: "storekeeper"),
+            ],
+            path: "Benchmarks/EntitlementsBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "ExperimentsBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

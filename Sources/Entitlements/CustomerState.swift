@@ -25,7 +25,7 @@ public enum PeriodType: String, Codable, Hashable, Sendable {
 
     /// The period type of a transaction: its `offerType`, and for an introductory offer its `offerDiscountType`
     /// (a free trial; older data without it: a price of zero).
-    public init(_ transaction: JWSTransactionDecodedPayload) {
+    public init(_ transaction: borrowing JWSTransactionDecodedPayload) {
         switch transaction.offerType {
         case .some(.introductoryOffer):
             let free = transaction.offerDiscountType.map { $0 == .freeTrial } ?? (transaction.price == 0)

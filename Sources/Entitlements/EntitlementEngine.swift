@@ -65,38 +65,26 @@ struct Evaluator: Sendable {
 
     // MARK: - Subscriptions
 
-    /// The latest renewal info of a subscription.
-    func latestRenewal(_ chain: String) -> JWSRenewalInfoDecodedPayload? { facts.renewals[chain]?.last }
+    /// The latest renewal info of a subscription (by its index in `facts.chains`).
+    func latestRenewal(_ chain: Int) -> RenewalRecord? { facts.chainRenewals[chain].last }
 
     /// Whether the subscription will renew, by the latest of its renewal infos and its renewal-status notifications.
     /// A period that began after the latest of them (a renewal, a resubscription) began with auto-renew on.
-    func autoRenewSignal(_ chain: String, periodStart: Int64 = .min) -> Bool? {
-        var latest: (at: Int64, on: Bool)?
-        if let renewal = latestRenewal(chain), let status = renewal.autoRenewStatus, status.isKnown {
-            latest = (renewal.signedDate?.millisecondsSince1970 ?? .min, status == .on)
-        }
-        for notification in facts.notificationsByChain[chain] ?? [] where notification.notificationType == .didChangeRenewalStatus {
-            let on: Bool
-            switch notification.subtype {
-            case .some(.autoRenewEnabled): on = true
-            case .some(.autoRenewDisabled): on = false
-            default: continue
-            }
-            let at = notification.signedDate.millisecondsSince1970
-            if latest.map({ at > $0.at }) ?? true { latest = (at, on) }
-        }
-        if let known = latest, known.at < periodStart { return true }
-        return latest?.on
+    func autoRenewSignal(_ chain: Int, periodStart: Int64 = .min) -> Bool? {
+        guard let latest = facts.chainAutoRenew[chain] else { return nil }
+        return latest.at < periodStart ? true : latest.on
     }
 
     /// The renewal info if it speaks about this period or a later one (signed after the period began).
-    func currentRenewal(_ chain: String, periodStart: Int64) -> JWSRenewalInfoDecodedPayload? {
+    func currentRenewal(_ chain: Int, periodStart: Int64) -> RenewalRecord? {
         guard let renewal = latestRenewal(chain) else { return nil }
         if let signed = renewal.signedDate?.millisecondsSince1970, signed < periodStart { return nil }
         return renewal
     }
 
-    func subscription(_ chain: (id: String, members: [Int]), at t: Int64) -> SubscriptionState? {
+    /// The subscription at `t`, and the index of its current product; `nil` before its first purchase.
+    func subscription(_ chainIndex: Int, at t: Int64) -> (state: SubscriptionState, product: Int)? {
+        let chain = facts.chains[chainIndex]
         var current: Purchase?
         var last: Purchase?
         var latestExpiry: Int64?
@@ -115,7 +103,7 @@ struct Evaluator: Sendable {
         }
         guard let last else { return nil }
         let shown = current ?? last
-        let renewal = currentRenewal(chain.id, periodStart: shown.start)
+        let renewal = currentRenewal(chainIndex, periodStart: shown.start)
         let retryEnds = last.naturalEnd.map { $0 &+ EntitlementEngine.billingRetryLimit }
 
         let status: RenewalState
@@ -136,13 +124,13 @@ struct Evaluator: Sendable {
         }
 
         let renewing = status == .active || status == .gracePeriod || status == .billingRetry
-        let willRenew: Bool? = renewing ? autoRenewSignal(chain.id, periodStart: shown.start) : false
+        let willRenew: Bool? = renewing ? autoRenewSignal(chainIndex, periodStart: shown.start) : false
         var pending: String?
         if renewing, willRenew == true, let next = renewal?.autoRenewProductId, next != shown.productId {
             pending = next
         }
         let inBilling = status == .gracePeriod || status == .billingRetry
-        return SubscriptionState(
+        let state = SubscriptionState(
             originalTransactionId: chain.id,
             transactionId: shown.transactionId,
             productId: shown.productId,
@@ -158,15 +146,16 @@ struct Evaluator: Sendable {
             autoRenewProductId: pending,
             gracePeriodExpiresDate: inBilling ? renewal?.gracePeriodExpiresDate : nil,
             billingRetryEndsAt: inBilling ? retryEnds.map(Timestamp.init(millisecondsSince1970:)) : nil,
-            expirationReason: status == .expired ? expirationReason(chain.id, last: last, renewal: renewal, t: t) : nil,
+            expirationReason: status == .expired ? expirationReason(chainIndex, last: last, renewal: renewal, t: t) : nil,
             revocation: status == .revoked ? last.revocation : nil,
             isUpgraded: status == .expired && last.isUpgraded)
+        return (state, shown.productIndex)
     }
 
-    func expirationReason(_ chain: String, last: Purchase, renewal: JWSRenewalInfoDecodedPayload?, t: Int64) -> ExpirationReason? {
+    func expirationReason(_ chain: Int, last: Purchase, renewal: RenewalRecord?, t: Int64) -> ExpirationReason? {
         if last.isUpgraded { return nil }
         if let intent = renewal?.expirationIntent { return ExpirationReason(intent) }
-        if let expired = facts.notificationsByChain[chain]?.last(where: {
+        if let expired = facts.chainNotifications[chain].last(where: {
             $0.notificationType == .expired && $0.signedDate.millisecondsSince1970 >= last.start
         }), let reason = ExpirationReason(expiredSubtype: expired.subtype) {
             return reason
@@ -180,21 +169,35 @@ struct Evaluator: Sendable {
 
     func snapshot(at t: Int64) -> CustomerState {
         var subscriptions: [SubscriptionState] = []
+        var subscriptionChains: [Int] = []
+        var subscriptionProducts: [Int] = []
         subscriptions.reserveCapacity(facts.chains.count)
-        for chain in facts.chains {
-            if let subscription = subscription(chain, at: t) { subscriptions.append(subscription) }
+        for chain in facts.chains.indices {
+            if let subscription = subscription(chain, at: t) {
+                subscriptions.append(subscription.state)
+                subscriptionChains.append(chain)
+                subscriptionProducts.append(subscription.product)
+            }
         }
 
+        // Access per product, by index into `facts.productIds`.
+        var access = [AccessState?](repeating: nil, count: facts.productIds.count)
+        func offer(_ candidate: AccessState, product: Int) {
+            if let existing = access[product], !Self.better(candidate, than: existing) { return }
+            access[product] = candidate
+        }
         var nonSubscriptions: [NonSubscriptionState] = []
-        var products: [String: AccessState] = [:]
         var anyPurchase = false
         for purchase in facts.purchases {
             guard purchase.start <= t else { break }
             if purchase.kind == .autoRenewable {
                 let ended = purchase.naturalEnd.map { min($0, purchase.end) } ?? purchase.end
-                Self.offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
-                                       productId: purchase.productId, transactionId: purchase.originalTransactionId),
-                           to: &products)
+                if let existing = access[purchase.productIndex], (existing.expiresDate?.millisecondsSince1970 ?? .max) >= ended {
+                    continue
+                }
+                offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
+                                  productId: purchase.productId, transactionId: purchase.originalTransactionId),
+                      product: purchase.productIndex)
                 continue
             }
             let revoked = purchase.revocation.map { $0.date.millisecondsSince1970 <= t } ?? false
@@ -213,16 +216,17 @@ struct Evaluator: Sendable {
                 ownership: purchase.ownership, revocation: revoked ? purchase.revocation : nil))
             if let active {
                 let expires: Int64? = purchase.kind == .nonConsumable ? nil : purchase.naturalEnd
-                Self.offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
-                                       productId: purchase.productId, transactionId: purchase.transactionId),
-                           to: &products)
+                offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
+                                  productId: purchase.productId, transactionId: purchase.transactionId),
+                      product: purchase.productIndex)
             }
         }
 
         var groups: [String: GroupState] = [:]
+        var counting: [String: Int] = [:]
         var billingIssue = false
         var anyActive = nonSubscriptions.contains { $0.active == true }
-        for subscription in subscriptions {
+        for (position, subscription) in subscriptions.enumerated() {
             anyPurchase = true
             switch subscription.status {
             case .active, .gracePeriod, .billingRetry: anyActive = true
@@ -231,28 +235,33 @@ struct Evaluator: Sendable {
             if subscription.status == .gracePeriod || subscription.status == .billingRetry { billingIssue = true }
             if subscription.grantsAccess {
                 let expires = subscription.status == .gracePeriod ? subscription.gracePeriodExpiresDate : subscription.expiresDate
-                Self.offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
-                                       transactionId: subscription.originalTransactionId),
-                           to: &products)
+                offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
+                                  transactionId: subscription.originalTransactionId),
+                      product: subscriptionProducts[position])
             }
             let candidate = GroupState(
                 originalTransactionId: subscription.originalTransactionId, productId: subscription.productId,
                 status: subscription.status, active: subscription.grantsAccess, expiresDate: subscription.expiresDate)
             if let existing = groups[subscription.group], !Self.counts(candidate, over: existing) { continue }
             groups[subscription.group] = candidate
+            counting[subscription.group] = position
         }
 
+        var products: [String: AccessState] = [:]
+        products.reserveCapacity(access.count)
+        for (index, state) in access.enumerated() {
+            if let state { products[facts.productIds[index]] = state }
+        }
         var entitlements: [String: AccessState] = [:]
-        for id in catalog.entitlementIds { entitlements[id] = AccessState(active: false, expiresDate: nil, productId: nil, transactionId: nil) }
-        for product in catalog.products where !product.entitlements.isEmpty {
-            guard let access = products[product.id] else { continue }
-            for id in product.entitlements {
-                if let existing = entitlements[id], existing.productId != nil {
-                    if Self.better(access, than: existing) { entitlements[id] = access }
-                } else {
-                    entitlements[id] = access
-                }
+        entitlements.reserveCapacity(facts.entitlementSources.count)
+        for source in facts.entitlementSources {
+            var best: AccessState?
+            for product in source.products {
+                guard let candidate = access[product] else { continue }
+                if let known = best, !Self.better(candidate, than: known) { continue }
+                best = candidate
             }
+            entitlements[source.id] = best ?? AccessState(active: false, expiresDate: nil, productId: nil, transactionId: nil)
         }
 
         var introEligibility: [String: IntroEligibility] = [:]
@@ -263,25 +272,23 @@ struct Evaluator: Sendable {
         }
         for purchase in facts.purchases where purchase.kind == .autoRenewable {
             guard purchase.start <= t else { break }
-            if introEligibility[purchase.group] == nil || introEligibility[purchase.group]?.eligible == true {
-                if purchase.periodType == .trial || purchase.periodType == .intro {
-                    introEligibility[purchase.group] = IntroEligibility(
-                        eligible: false, redeemedTransactionId: purchase.transactionId,
-                        redeemedAt: Timestamp(millisecondsSince1970: purchase.start))
-                } else if introEligibility[purchase.group] == nil {
-                    introEligibility[purchase.group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
-                }
+            let known = introEligibility[purchase.group]
+            guard known?.eligible ?? true else { continue }
+            if purchase.periodType == .trial || purchase.periodType == .intro {
+                introEligibility[purchase.group] = IntroEligibility(
+                    eligible: false, redeemedTransactionId: purchase.transactionId,
+                    redeemedAt: Timestamp(millisecondsSince1970: purchase.start))
+            } else if known == nil {
+                introEligibility[purchase.group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
             }
         }
-        for (group, counting) in groups {
+        for (group, position) in counting {
+            let subscription = subscriptions[position]
             var eligibility = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
-            if counting.status == .expired,
-                let subscription = subscriptions.first(where: { $0.originalTransactionId == counting.originalTransactionId }),
-                !subscription.isUpgraded
-            {
+            if subscription.status == .expired, !subscription.isUpgraded {
                 eligibility.eligible = true
                 eligibility.lapsedAt = subscription.expiresDate
-                eligibility.offerIds = latestRenewal(counting.originalTransactionId)?.eligibleWinBackOfferIds ?? []
+                eligibility.offerIds = latestRenewal(subscriptionChains[position])?.eligibleWinBackOfferIds ?? []
             }
             winBack[group] = eligibility
         }
@@ -297,13 +304,6 @@ struct Evaluator: Sendable {
             introEligibility: introEligibility,
             winBackEligibility: winBack,
             nextChangeAt: nil)
-    }
-
-    /// Keeps the better of two accesses to one product.
-    static func offer(_ access: AccessState, to products: inout [String: AccessState]) {
-        guard let productId = access.productId else { return }
-        if let existing = products[productId], !better(access, than: existing) { return }
-        products[productId] = access
     }
 
     /// Active beats inactive; then what lasts longer (no end is longest); then the smaller transaction id.
@@ -350,7 +350,7 @@ struct Evaluator: Sendable {
                 add(end &+ EntitlementEngine.billingRetryLimit)
             }
         }
-        for (_, renewals) in facts.renewals {
+        for renewals in facts.chainRenewals {
             add(renewals.last?.gracePeriodExpiresDate?.millisecondsSince1970)
         }
         points.sort()

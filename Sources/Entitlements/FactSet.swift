@@ -1,21 +1,77 @@
 import AppStore
 
 /// One purchase (one transaction id) after its versions were merged, with everything the engine reads resolved once.
-struct Purchase: Sendable {
+///
+/// A class, so that the many reads of the engine share one copy; every property is a constant.
+final class Purchase: Sendable {
+    let transactionId: String
+    let originalTransactionId: String
+    let productId: String
+    /// The position of `productId` in ``FactSet/productIds``.
+    let productIndex: Int
+    let kind: ProductKind
+    /// The subscription group (subscriptions), else the product id.
+    let group: String
+    let start: Int64
+    /// The end the App Store gave it (`expiresDate`, or the catalog's period) or the end of a non-renewing subscription;
+    /// `nil` for what does not end (non-consumables, consumables).
+    let naturalEnd: Int64?
+    /// The end of the access it gives, after a revocation or an upgrade; `Int64.max` for what does not end.
+    let end: Int64
+    let revocation: Revocation?
+    /// A revocation that a later version of the transaction no longer carries (a reversed refund), and when.
+    let reversedRevocation: Revocation?
+    let reversedAt: Int64?
+    let isUpgraded: Bool
+    let periodType: PeriodType
+    let reason: TransactionReason?
+    let price: Int64?
+    let currency: String?
+    let storefront: String?
+    let environment: Environment?
+    let ownership: Ownership
+    let originalPurchaseDate: Int64?
+    let signedDate: Int64?
+    let quantity: Int32?
+
+    init(_ draft: PurchaseDraft, productIndex: Int) {
+        transactionId = draft.transactionId
+        originalTransactionId = draft.originalTransactionId
+        productId = draft.productId
+        self.productIndex = productIndex
+        kind = draft.kind
+        group = draft.group
+        start = draft.start
+        naturalEnd = draft.naturalEnd
+        end = draft.end
+        revocation = draft.revocation
+        reversedRevocation = draft.reversedRevocation
+        reversedAt = draft.reversedAt
+        isUpgraded = draft.isUpgraded
+        periodType = draft.periodType
+        reason = draft.reason
+        price = draft.price
+        currency = draft.currency
+        storefront = draft.storefront
+        environment = draft.environment
+        ownership = draft.ownership
+        originalPurchaseDate = draft.originalPurchaseDate
+        signedDate = draft.signedDate
+        quantity = draft.quantity
+    }
+}
+
+/// A purchase while the fact set is built.
+struct PurchaseDraft {
     var transactionId: String
     var originalTransactionId: String
     var productId: String
     var kind: ProductKind
-    /// The subscription group (subscriptions), else the product id.
     var group: String
     var start: Int64
-    /// The end the App Store gave it (`expiresDate`, or the catalog's period) or the end of a non-renewing subscription;
-    /// `nil` for what does not end (non-consumables, consumables).
     var naturalEnd: Int64?
-    /// The end of the access it gives, after a revocation or an upgrade; `Int64.max` for what does not end.
     var end: Int64 = .max
     var revocation: Revocation?
-    /// A revocation that a later version of the transaction no longer carries (a reversed refund), and when.
     var reversedRevocation: Revocation?
     var reversedAt: Int64?
     var isUpgraded: Bool
@@ -31,97 +87,211 @@ struct Purchase: Sendable {
     var quantity: Int32?
 }
 
+/// What the engine reads of a renewal info.
+struct RenewalRecord: Hashable, Sendable {
+    var signedDate: Timestamp?
+    var autoRenewStatus: AutoRenewStatus?
+    var isInBillingRetryPeriod: Bool?
+    var gracePeriodExpiresDate: Timestamp?
+    var expirationIntent: ExpirationIntent?
+    var autoRenewProductId: String?
+    var eligibleWinBackOfferIds: [String]?
+
+    init(_ renewal: borrowing JWSRenewalInfoDecodedPayload) {
+        signedDate = renewal.signedDate
+        autoRenewStatus = renewal.autoRenewStatus
+        isInBillingRetryPeriod = renewal.isInBillingRetryPeriod
+        gracePeriodExpiresDate = renewal.gracePeriodExpiresDate
+        expirationIntent = renewal.expirationIntent
+        autoRenewProductId = renewal.autoRenewProductId
+        eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds
+    }
+}
+
 /// The facts of one customer, de-duplicated and merged, in a canonical order that does not depend on how they came.
 struct FactSet: Sendable {
     /// All purchases, ordered by start, then transaction id.
     var purchases: [Purchase] = []
     /// Auto-renewable subscriptions: original transaction id → indices into `purchases`, in order.
     var chains: [(id: String, members: [Int])] = []
-    /// Renewal infos per original transaction id, oldest first.
-    var renewals: [String: [JWSRenewalInfoDecodedPayload]] = [:]
+    /// Per subscription (as `chains`): its renewal infos oldest first, its notifications, and its latest word on
+    /// auto-renew (a renewal info's status or a renewal-status notification) with when it was signed.
+    var chainRenewals: [[RenewalRecord]] = []
+    var chainNotifications: [[NotificationFact]] = []
+    var chainAutoRenew: [(at: Int64, on: Bool)?] = []
+    /// The products bought, each once; purchases point into it.
+    var productIds: [String] = []
+    /// The catalog's entitlements, sorted, with the indices (into `productIds`) of the bought products that grant each.
+    var entitlementSources: [(id: String, products: [Int])] = []
     /// Notifications, by signing date then UUID.
     var notifications: [NotificationFact] = []
-    /// Notifications per original transaction id.
-    var notificationsByChain: [String: [NotificationFact]] = [:]
 
     init(facts: [Fact], catalog: Catalog, environment: Environment?) {
-        var transactions: [String: [JWSTransactionDecodedPayload]] = [:]
-        var renewals: [String: [JWSRenewalInfoDecodedPayload]] = [:]
-        var notifications: [String: NotificationFact] = [:]
-        for fact in facts {
-            switch fact {
+        // One pass, one copy of each payload: transactions become drafts at once (repeated ones are merged below),
+        // renewal infos become the few fields the engine reads.
+        var drafts: [PurchaseDraft] = []
+        var draftFacts: [Int] = []
+        var renewalFacts: [(chain: String, record: RenewalRecord, fact: Int)] = []
+        var notifications: [NotificationFact] = []
+        for index in facts.indices {
+            switch facts[index] {
             case .transaction(let transaction):
-                guard let id = transaction.transactionId, transaction.productId != nil, transaction.purchaseDate != nil
+                guard transaction.transactionId != nil, transaction.productId != nil, transaction.purchaseDate != nil
                 else { continue }
-                if let environment, transaction.environment != nil, transaction.environment != environment { continue }
-                transactions[id, default: []].append(transaction)
+                if let environment, let own = transaction.environment, own != environment { continue }
+                drafts.append(Self.draft(transaction, catalog: catalog))
+                draftFacts.append(index)
             case .renewalInfo(let renewal):
                 guard let id = renewal.originalTransactionId else { continue }
-                if let environment, renewal.environment != nil, renewal.environment != environment { continue }
-                renewals[id, default: []].append(renewal)
+                if let environment, let own = renewal.environment, own != environment { continue }
+                renewalFacts.append((id, RenewalRecord(renewal), index))
             case .notification(let notification):
-                if let environment, notification.environment != nil, notification.environment != environment { continue }
-                if let existing = notifications[notification.notificationUUID],
-                    !Canonical.precedes(existing, notification)
-                {
-                    continue
-                }
-                notifications[notification.notificationUUID] = notification
+                if let environment, let own = notification.environment, own != environment { continue }
+                notifications.append(notification)
             }
         }
 
-        var purchases: [Purchase] = []
-        purchases.reserveCapacity(transactions.count)
-        for (_, versions) in transactions {
-            purchases.append(Self.purchase(merging: versions, catalog: catalog))
-        }
-        purchases.sort { ($0.start, $0.transactionId) < ($1.start, $1.transactionId) }
-
-        var chainIndex: [String: Int] = [:]
-        var chains: [(id: String, members: [Int])] = []
-        for (index, purchase) in purchases.enumerated() where purchase.kind == .autoRenewable {
-            if let existing = chainIndex[purchase.originalTransactionId] {
-                chains[existing].members.append(index)
+        // Versions of one transaction: merged into one draft.
+        var byId = Array(drafts.indices)
+        byId.sort { drafts[$0].transactionId < drafts[$1].transactionId }
+        var unique: [PurchaseDraft] = []
+        unique.reserveCapacity(drafts.count)
+        var position = 0
+        while position < byId.count {
+            var next = position + 1
+            while next < byId.count, drafts[byId[next]].transactionId == drafts[byId[position]].transactionId { next += 1 }
+            if next - position == 1 {
+                unique.append(drafts[byId[position]])
             } else {
-                chainIndex[purchase.originalTransactionId] = chains.count
-                chains.append((purchase.originalTransactionId, [index]))
+                let payloads = byId[position..<next].compactMap { draft -> JWSTransactionDecodedPayload? in
+                    if case .transaction(let transaction) = facts[draftFacts[draft]] { return transaction }
+                    return nil
+                }
+                unique.append(Self.purchase(merging: payloads, catalog: catalog))
+            }
+            position = next
+        }
+        unique.sort { ($0.start, $0.transactionId) < ($1.start, $1.transactionId) }
+
+        // Subscriptions, by original transaction id.
+        var members = unique.indices.filter { unique[$0].kind == .autoRenewable }
+        members.sort { (unique[$0].originalTransactionId, $0) < (unique[$1].originalTransactionId, $1) }
+        var chains: [(id: String, members: [Int])] = []
+        for index in members {
+            if chains.last?.id == unique[index].originalTransactionId {
+                chains[chains.count - 1].members.append(index)
+            } else {
+                chains.append((unique[index].originalTransactionId, [index]))
             }
         }
-        chains.sort { $0.id < $1.id }
-        Self.cutUpgrades(&purchases, chains: chains)
+        Self.cutUpgrades(&unique, chains: chains)
 
-        for (id, versions) in renewals {
-            var sorted = versions.sorted(by: Canonical.precedes)
-            var unique: [JWSRenewalInfoDecodedPayload] = []
-            unique.reserveCapacity(sorted.count)
-            for renewal in sorted where unique.last != renewal { unique.append(renewal) }
-            sorted = unique
-            renewals[id] = sorted
+        var productIds: [String] = []
+        purchases.reserveCapacity(unique.count)
+        for draft in unique {
+            let index: Int
+            if let known = productIds.firstIndex(of: draft.productId) {
+                index = known
+            } else {
+                index = productIds.count
+                productIds.append(draft.productId)
+            }
+            purchases.append(Purchase(draft, productIndex: index))
         }
-
-        var byChain: [String: [NotificationFact]] = [:]
-        let ordered = notifications.values.sorted(by: Canonical.precedes)
-        for notification in ordered {
-            if let chain = notification.originalTransactionId { byChain[chain, default: []].append(notification) }
+        self.productIds = productIds
+        entitlementSources = catalog.entitlementIds.map { (id: $0, products: []) }
+        if !entitlementSources.isEmpty {
+            for (index, productId) in productIds.enumerated() {
+                for entitlement in catalog[productId]?.entitlements ?? [] {
+                    if let position = catalog.entitlementIds.firstIndex(of: entitlement) {
+                        entitlementSources[position].products.append(index)
+                    }
+                }
+            }
         }
-        self.purchases = purchases
         self.chains = chains
-        self.renewals = renewals
+
+        // Renewal infos per subscription, oldest first; the same one twice counts once.
+        renewalFacts.sort { a, b in
+            if a.chain != b.chain { return a.chain < b.chain }
+            let left = a.record.signedDate?.millisecondsSince1970 ?? .min, right = b.record.signedDate?.millisecondsSince1970 ?? .min
+            if left != right { return left < right }
+            guard case .renewalInfo(let x) = facts[a.fact], case .renewalInfo(let y) = facts[b.fact] else { return false }
+            return Canonical.precedes(x, y)
+        }
+        chainRenewals = Array(repeating: [], count: chains.count)
+        for (offset, entry) in renewalFacts.enumerated() {
+            if offset > 0, renewalFacts[offset - 1].chain == entry.chain, renewalFacts[offset - 1].record == entry.record { continue }
+            if let chain = Self.position(of: entry.chain, in: chains) { chainRenewals[chain].append(entry.record) }
+        }
+
+        // Notifications: one per UUID (the canonical greatest, if two differ), by signing date.
+        notifications.sort { a, b in
+            a.notificationUUID != b.notificationUUID ? a.notificationUUID < b.notificationUUID : Canonical.precedes(a, b)
+        }
+        var ordered: [NotificationFact] = []
+        ordered.reserveCapacity(notifications.count)
+        for (offset, notification) in notifications.enumerated()
+        where offset + 1 == notifications.count || notifications[offset + 1].notificationUUID != notification.notificationUUID {
+            ordered.append(notification)
+        }
+        ordered.sort(by: Canonical.precedes)
+        chainNotifications = Array(repeating: [], count: chains.count)
+        for notification in ordered {
+            guard let chain = notification.originalTransactionId else { continue }
+            if let position = Self.position(of: chain, in: chains) { chainNotifications[position].append(notification) }
+        }
         self.notifications = ordered
-        self.notificationsByChain = byChain
+        chainAutoRenew = chains.indices.map { Self.autoRenew(renewals: chainRenewals[$0], notifications: chainNotifications[$0]) }
+    }
+
+    /// The index of a subscription in `chains`, which is sorted by id.
+    static func position(of id: String, in chains: [(id: String, members: [Int])]) -> Int? {
+        var low = 0, high = chains.count
+        while low < high {
+            let middle = (low + high) / 2
+            if chains[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < chains.count && chains[low].id == id ? low : nil
+    }
+
+    /// The latest word on auto-renew: the latest renewal info's status or renewal-status notification.
+    static func autoRenew(renewals: [RenewalRecord], notifications: [NotificationFact]) -> (at: Int64, on: Bool)? {
+        var latest: (at: Int64, on: Bool)?
+        if let renewal = renewals.last, let status = renewal.autoRenewStatus, status.isKnown {
+            latest = (renewal.signedDate?.millisecondsSince1970 ?? .min, status == .on)
+        }
+        for notification in notifications where notification.notificationType == .didChangeRenewalStatus {
+            let on: Bool
+            switch notification.subtype {
+            case .some(.autoRenewEnabled): on = true
+            case .some(.autoRenewDisabled): on = false
+            default: continue
+            }
+            let at = notification.signedDate.millisecondsSince1970
+            if latest.map({ at > $0.at }) ?? true { latest = (at, on) }
+        }
+        return latest
     }
 
     /// One purchase from every version of a transaction: the latest signed version decides (a refund, or a refund
     /// reversed later), and fields it lacks are filled from the others (a legacy receipt carries no price).
-    static func purchase(merging versions: [JWSTransactionDecodedPayload], catalog: Catalog) -> Purchase {
-        var primary = versions[0]
-        var others: [JWSTransactionDecodedPayload] = []
-        if versions.count > 1 {
-            let ordered = versions.sorted(by: Canonical.precedes)
-            primary = ordered[ordered.count - 1]
-            others = ordered.dropLast().reversed()
-            for other in others where other != primary { primary.fill(from: other) }
+    static func purchase(merging versions: [JWSTransactionDecodedPayload], catalog: Catalog) -> PurchaseDraft {
+        let ordered = versions.sorted(by: Canonical.precedes)
+        var primary = ordered[ordered.count - 1]
+        let others = ordered.dropLast().reversed()
+        for other in others where other != primary { primary.fill(from: other) }
+        var purchase = draft(primary, catalog: catalog)
+        if purchase.revocation == nil,
+            let reversed = others.first(where: { $0.revocationDate != nil }).flatMap({ Revocation($0) })
+        {
+            purchase.reversedRevocation = reversed
+            purchase.reversedAt = max(purchase.signedDate ?? reversed.date.millisecondsSince1970, reversed.date.millisecondsSince1970)
         }
+        return purchase
+    }
+
+    static func draft(_ primary: borrowing JWSTransactionDecodedPayload, catalog: Catalog) -> PurchaseDraft {
         let productId = primary.productId ?? ""
         let product = catalog[productId]
         let kind = product?.type ?? primary.type.flatMap(ProductKind.init)
@@ -136,7 +306,10 @@ struct FactSet: Sendable {
         case .nonConsumable, .consumable:
             naturalEnd = nil
         }
-        var purchase = Purchase(
+        let revocation = Revocation(primary)
+        var end = naturalEnd ?? .max
+        if let revocation { end = min(end, max(start, revocation.date.millisecondsSince1970)) }
+        return PurchaseDraft(
             transactionId: primary.transactionId ?? "",
             originalTransactionId: primary.originalTransactionId ?? primary.transactionId ?? "",
             productId: productId,
@@ -144,7 +317,8 @@ struct FactSet: Sendable {
             group: kind == .autoRenewable ? (product?.group ?? primary.subscriptionGroupIdentifier ?? productId) : productId,
             start: start,
             naturalEnd: naturalEnd,
-            revocation: Revocation(primary),
+            end: end,
+            revocation: revocation,
             isUpgraded: primary.isUpgraded == true,
             periodType: PeriodType(primary),
             reason: primary.transactionReason,
@@ -156,44 +330,34 @@ struct FactSet: Sendable {
             originalPurchaseDate: primary.originalPurchaseDate?.millisecondsSince1970,
             signedDate: primary.signedDate?.millisecondsSince1970,
             quantity: primary.quantity)
-        if purchase.revocation == nil,
-            let reversed = others.first(where: { $0.revocationDate != nil }).flatMap(Revocation.init)
-        {
-            purchase.reversedRevocation = reversed
-            purchase.reversedAt = max(purchase.signedDate ?? reversed.date.millisecondsSince1970, reversed.date.millisecondsSince1970)
-        }
-        var end = naturalEnd ?? .max
-        if let revocation = purchase.revocation { end = min(end, max(start, revocation.date.millisecondsSince1970)) }
-        purchase.end = end
-        return purchase
     }
 
     /// An upgraded transaction stops giving access when the upgrade starts: at the next purchase of its subscription,
     /// else of its group, else when Apple signed it as upgraded.
-    static func cutUpgrades(_ purchases: inout [Purchase], chains: [(id: String, members: [Int])]) {
+    static func cutUpgrades(_ purchases: inout [PurchaseDraft], chains: [(id: String, members: [Int])]) {
         for chain in chains {
             for (position, index) in chain.members.enumerated() where purchases[index].isUpgraded {
-                let purchase = purchases[index]
+                let start = purchases[index].start, group = purchases[index].group
+                let transactionId = purchases[index].transactionId
                 var cut: Int64?
-                for next in chain.members[(position + 1)...] where purchases[next].start >= purchase.start {
+                for next in chain.members[(position + 1)...] where purchases[next].start >= start {
                     cut = purchases[next].start
                     break
                 }
                 if cut == nil {
                     cut = purchases.first(where: {
-                        $0.kind == .autoRenewable && $0.group == purchase.group && $0.start > purchase.start
-                            && $0.transactionId != purchase.transactionId
+                        $0.kind == .autoRenewable && $0.group == group && $0.start > start && $0.transactionId != transactionId
                     })?.start
                 }
-                let upgradeAt = cut ?? purchase.signedDate ?? purchase.start
-                purchases[index].end = min(purchase.end, max(purchase.start, upgradeAt))
+                let upgradeAt = cut ?? purchases[index].signedDate ?? start
+                purchases[index].end = min(purchases[index].end, max(start, upgradeAt))
             }
         }
     }
 }
 
 extension Revocation {
-    init?(_ transaction: JWSTransactionDecodedPayload) {
+    init?(_ transaction: borrowing JWSTransactionDecodedPayload) {
         guard let date = transaction.revocationDate else { return nil }
         let kind: Kind? =
             switch transaction.revocationType {

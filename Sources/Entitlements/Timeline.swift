@@ -63,7 +63,7 @@ struct BillingEvidence {
 extension Evaluator {
     func events(upTo now: Int64) -> [SubscriptionEvent] {
         var log = EventLog(now: now)
-        for chain in facts.chains { chainEvents(chain, into: &log) }
+        for chain in facts.chains.indices { chainEvents(chain, into: &log) }
         for purchase in facts.purchases {
             refundEvents(purchase, into: &log)
             let type: SubscriptionEventType
@@ -82,8 +82,9 @@ extension Evaluator {
 
     // MARK: - Subscriptions
 
-    func chainEvents(_ chain: (id: String, members: [Int]), into log: inout EventLog) {
-        let members = chain.members.map { facts.purchases[$0] }
+    func chainEvents(_ index: Int, into log: inout EventLog) {
+        let chain = (id: facts.chains[index].id, index: index)
+        let members = facts.chains[index].members.map { facts.purchases[$0] }
         var runLast: Purchase?
         var coveredUntil = Int64.min
         for purchase in members {
@@ -98,26 +99,26 @@ extension Evaluator {
             let tolerance: Int64 = purchase.reason == nil ? 60_000 : 0
             if gap < 0, purchase.productId != previous.productId {
                 // An immediate change (an upgrade, or a crossgrade to another duration).
-                productChange(from: previous, to: purchase, chain: chain.id, into: &log)
+                productChange(from: previous, to: purchase, chain: chain.index, into: &log)
                 if let conversion = Self.conversion(from: previous.periodType, to: purchase.periodType) {
                     log.add(conversion, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
                             source: .transaction, purchase: purchase)
                 }
             } else if purchase.reason == .purchase, gap >= 0 {
-                lapse(of: previous, until: purchase.start, chain: chain.id, into: &log)
+                lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
                 log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
                         anchor: purchase.transactionId, source: .transaction, purchase: purchase)
             } else if gap <= tolerance || (previous.revocation != nil && purchase.reason == .renewal) {
-                renewal(from: previous, to: purchase, chain: chain.id, into: &log)
+                renewal(from: previous, to: purchase, chain: chain.index, into: &log)
             } else {
-                let evidence = billing(of: previous, chain: chain.id, until: purchase.start, recovered: purchase)
+                let evidence = billing(of: previous, chain: chain.index, until: purchase.start, recovered: purchase)
                 if evidence.issue || evidence.recoveryNotice || purchase.reason == .renewal {
-                    billingIssue(of: previous, evidence: evidence, until: purchase.start, chain: chain.id, into: &log)
+                    billingIssue(of: previous, evidence: evidence, until: purchase.start, chain: chain.index, into: &log)
                     log.add(.billingRecovered, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
                             source: .transaction, purchase: purchase)
-                    renewal(from: previous, to: purchase, chain: chain.id, into: &log)
+                    renewal(from: previous, to: purchase, chain: chain.index, into: &log)
                 } else {
-                    lapse(of: previous, until: purchase.start, chain: chain.id, into: &log)
+                    lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
                     log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
                             anchor: purchase.transactionId, source: .transaction, purchase: purchase)
                 }
@@ -125,8 +126,8 @@ extension Evaluator {
             if (purchase.end, purchase.start) >= (previous.end, previous.start) { runLast = purchase }
             coveredUntil = max(coveredUntil, Self.coverage(purchase))
         }
-        if let last = runLast { lapse(of: last, until: nil, chain: chain.id, into: &log) }
-        toggleEvents(chain, members: members, into: &log)
+        if let last = runLast { lapse(of: last, until: nil, chain: chain.index, into: &log) }
+        toggleEvents(index, members: members, into: &log)
     }
 
     /// Until when a period covers its subscription, for telling a renewal from a lapse: an upgraded period counts to
@@ -158,36 +159,36 @@ extension Evaluator {
         }
     }
 
-    func renewal(from previous: Purchase, to purchase: Purchase, chain: String, into log: inout EventLog) {
+    func renewal(from previous: Purchase, to purchase: Purchase, chain: Int, into log: inout EventLog) {
         if purchase.productId != previous.productId {
             productChange(from: previous, to: purchase, chain: chain, into: &log)
         }
         let type = Self.conversion(from: previous.periodType, to: purchase.periodType) ?? .subscriptionRenewed
-        log.add(type, at: purchase.start, chain: chain, anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+        log.add(type, at: purchase.start, chain: facts.chains[chain].id, anchor: purchase.transactionId, source: .transaction, purchase: purchase)
     }
 
-    func productChange(from previous: Purchase, to purchase: Purchase, chain: String, into log: inout EventLog) {
+    func productChange(from previous: Purchase, to purchase: Purchase, chain: Int, into log: inout EventLog) {
         var change = ProductChange.crossgrade
         if let from = catalog[previous.productId]?.level, let to = catalog[purchase.productId]?.level {
             change = to < from ? .upgrade : (to > from ? .downgrade : .crossgrade)
         } else if previous.isUpgraded {
             change = .upgrade
-        } else if let preference = (facts.notificationsByChain[chain] ?? []).last(where: {
+        } else if let preference = facts.chainNotifications[chain].last(where: {
             $0.notificationType == .didChangeRenewalPref && $0.signedDate.millisecondsSince1970 >= previous.start
                 && $0.signedDate.millisecondsSince1970 <= purchase.start
         }) {
             if preference.subtype == .upgrade { change = .upgrade }
             if preference.subtype == .downgrade { change = .downgrade }
         }
-        log.add(.productChanged, at: purchase.start, chain: chain, anchor: purchase.transactionId, source: .transaction,
+        log.add(.productChanged, at: purchase.start, chain: facts.chains[chain].id, anchor: purchase.transactionId, source: .transaction,
                 purchase: purchase, reason: change.rawValue, fromProductId: previous.productId)
     }
 
     /// What the renewal infos and notifications signed while a period ran, or after it until the next one, say.
-    func billing(of period: Purchase, chain: String, until next: Int64?, recovered: Purchase? = nil) -> BillingEvidence {
+    func billing(of period: Purchase, chain: Int, until next: Int64?, recovered: Purchase? = nil) -> BillingEvidence {
         var evidence = BillingEvidence()
         let upper = next ?? .max
-        for renewal in facts.renewals[chain] ?? [] {
+        for renewal in facts.chainRenewals[chain] {
             let signed = renewal.signedDate?.millisecondsSince1970
             if let signed, signed < period.start || signed >= upper { continue }
             if renewal.isInBillingRetryPeriod == true {
@@ -203,7 +204,7 @@ extension Evaluator {
             if let status = renewal.autoRenewStatus { evidence.autoRenewOff = status == .off }
             evidence.lastRenewalSigned = signed ?? evidence.lastRenewalSigned
         }
-        for notification in facts.notificationsByChain[chain] ?? [] {
+        for notification in facts.chainNotifications[chain] {
             let signed = notification.signedDate.millisecondsSince1970
             if recovered != nil, notification.notificationType == .didRenew, notification.subtype == .billingRecovery,
                 notification.transactionId == recovered?.transactionId
@@ -232,8 +233,9 @@ extension Evaluator {
         return evidence
     }
 
-    func billingIssue(of period: Purchase, evidence: BillingEvidence, until next: Int64?, chain: String, into log: inout EventLog) {
+    func billingIssue(of period: Purchase, evidence: BillingEvidence, until next: Int64?, chain index: Int, into log: inout EventLog) {
         guard let end = period.naturalEnd else { return }
+        let chain = facts.chains[index].id
         log.add(.billingIssue, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
         guard evidence.grace else { return }
         log.add(.gracePeriodStarted, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
@@ -247,13 +249,14 @@ extension Evaluator {
     }
 
     /// The end of a run of periods that nothing continued: a billing issue and an expiry, each when the facts show it.
-    func lapse(of period: Purchase, until next: Int64?, chain: String, into log: inout EventLog) {
+    func lapse(of period: Purchase, until next: Int64?, chain index: Int, into log: inout EventLog) {
         guard !period.isUpgraded, period.revocation == nil, let end = period.naturalEnd else { return }
-        let evidence = billing(of: period, chain: chain, until: next)
+        let chain = facts.chains[index].id
+        let evidence = billing(of: period, chain: index, until: next)
         let expiry: Int64
         let reason: ExpirationReason
         if evidence.issue {
-            billingIssue(of: period, evidence: evidence, until: next, chain: chain, into: &log)
+            billingIssue(of: period, evidence: evidence, until: next, chain: index, into: &log)
             if evidence.stillRetrying {
                 expiry = end &+ EntitlementEngine.billingRetryLimit
             } else if let notice = evidence.expiredNotice {
@@ -293,8 +296,9 @@ extension Evaluator {
 
     /// Auto-renew switched off or on: from renewal-status notifications, and from changes between successive renewal
     /// infos that no notification accounts for.
-    func toggleEvents(_ chain: (id: String, members: [Int]), members: [Purchase], into log: inout EventLog) {
-        let notifications = (facts.notificationsByChain[chain.id] ?? []).compactMap { notification -> (at: Int64, on: Bool, uuid: String)? in
+    func toggleEvents(_ index: Int, members: [Purchase], into log: inout EventLog) {
+        let chain = facts.chains[index]
+        let notifications = facts.chainNotifications[index].compactMap { notification -> (at: Int64, on: Bool, uuid: String)? in
             guard notification.notificationType == .didChangeRenewalStatus else { return nil }
             switch notification.subtype {
             case .some(.autoRenewEnabled): return (notification.signedDate.millisecondsSince1970, true, notification.notificationUUID)
@@ -315,7 +319,7 @@ extension Evaluator {
         }
         var previousOn = true
         var previousAt = Int64.min
-        for renewal in facts.renewals[chain.id] ?? [] {
+        for renewal in facts.chainRenewals[index] {
             guard let status = renewal.autoRenewStatus, status.isKnown, let at = renewal.signedDate?.millisecondsSince1970 else { continue }
             let on = status == .on
             defer {
