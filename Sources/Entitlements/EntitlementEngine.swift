@@ -266,21 +266,19 @@ struct Evaluator: Sendable {
 
         var introEligibility: [String: IntroEligibility] = [:]
         var winBack: [String: WinBackEligibility] = [:]
-        for group in catalog.groups {
-            introEligibility[group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
-            winBack[group] = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
-        }
-        for purchase in facts.purchases where purchase.kind == .autoRenewable {
-            guard purchase.start <= t else { break }
-            let known = introEligibility[purchase.group]
-            guard known?.eligible ?? true else { continue }
-            if purchase.periodType == .trial || purchase.periodType == .intro {
-                introEligibility[purchase.group] = IntroEligibility(
-                    eligible: false, redeemedTransactionId: purchase.transactionId,
-                    redeemedAt: Timestamp(millisecondsSince1970: purchase.start))
-            } else if known == nil {
-                introEligibility[purchase.group] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
+        introEligibility.reserveCapacity(facts.groups.count)
+        winBack.reserveCapacity(facts.groups.count)
+        for group in facts.groups {
+            // A group known only from a purchase that has not happened yet at `t` is not listed yet.
+            guard catalog.groups.contains(group.id) || (group.firstStart ?? .max) <= t else { continue }
+            if let intro = group.firstIntro, intro.start <= t {
+                introEligibility[group.id] = IntroEligibility(
+                    eligible: false, redeemedTransactionId: intro.transactionId,
+                    redeemedAt: Timestamp(millisecondsSince1970: intro.start))
+            } else {
+                introEligibility[group.id] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
             }
+            winBack[group.id] = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
         }
         for (group, position) in counting {
             let subscription = subscriptions[position]

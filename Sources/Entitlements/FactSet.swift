@@ -123,6 +123,9 @@ struct FactSet: Sendable {
     var productIds: [String] = []
     /// The catalog's entitlements, sorted, with the indices (into `productIds`) of the bought products that grant each.
     var entitlementSources: [(id: String, products: [Int])] = []
+    /// Every subscription group of the catalog or of the purchases, sorted, with when it was first bought and its
+    /// first introductory period (a free trial or an introductory price), if any.
+    var groups: [(id: String, firstStart: Int64?, firstIntro: Purchase?)] = []
     /// Notifications, by signing date then UUID.
     var notifications: [NotificationFact] = []
 
@@ -210,6 +213,19 @@ struct FactSet: Sendable {
             }
         }
         self.chains = chains
+        groups = catalog.groups.map { (id: $0, firstStart: nil, firstIntro: nil) }
+        for purchase in purchases where purchase.kind == .autoRenewable {
+            var position = groups.firstIndex { $0.id == purchase.group }
+            if position == nil {
+                groups.append((id: purchase.group, firstStart: nil, firstIntro: nil))
+                position = groups.count - 1
+            }
+            guard let position else { continue }
+            if groups[position].firstStart == nil { groups[position].firstStart = purchase.start }
+            if groups[position].firstIntro == nil, purchase.periodType == .trial || purchase.periodType == .intro {
+                groups[position].firstIntro = purchase
+            }
+        }
 
         // Renewal infos per subscription, oldest first; the same one twice counts once.
         renewalFacts.sort { a, b in

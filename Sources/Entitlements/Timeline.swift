@@ -1,8 +1,8 @@
 import AppStore
 
-/// Collects events by id. The same event can be derived twice (from a transaction and from the notification that
-/// carried it): the one derived from the stronger source is kept, transactions first, then renewal infos, then
-/// notifications, and between equals the earlier, so the result depends only on the facts.
+/// Collects events. The same event can be derived twice (from a transaction and from the notification that carried
+/// it): they share an id, and the one derived from the stronger source is kept, transactions first, then renewal infos,
+/// then notifications, and between equals the earlier, so the result depends only on the facts.
 struct EventLog {
     enum Source: Int, Comparable {
         case transaction, renewalInfo, notification
@@ -10,9 +10,12 @@ struct EventLog {
     }
 
     let now: Int64
-    private(set) var events: [String: (event: SubscriptionEvent, source: Source)] = [:]
+    private var events: [(event: SubscriptionEvent, source: Source)] = []
 
-    init(now: Int64) { self.now = now }
+    init(now: Int64) {
+        self.now = now
+        events.reserveCapacity(16)
+    }
 
     mutating func add(
         _ type: SubscriptionEventType, at instant: Int64, chain: String, anchor: String, source: Source,
@@ -21,27 +24,35 @@ struct EventLog {
     ) {
         guard instant <= now else { return }
         let environment = purchase?.environment ?? environment
-        let id = "\(type.rawValue):\(environment?.rawValue ?? "-"):\(chain):\(anchor)"
+        var id = type.rawValue
+        id.reserveCapacity(id.utf8.count + chain.utf8.count + anchor.utf8.count + 16)
+        id += ":"
+        id += environment?.rawValue ?? "-"
+        id += ":"
+        id += chain
+        id += ":"
+        id += anchor
         let event = SubscriptionEvent(
             id: id, type: type, effectiveAt: Timestamp(millisecondsSince1970: instant),
             productId: purchase?.productId ?? productId, originalTransactionId: chain,
             transactionId: purchase?.transactionId ?? transactionId, price: purchase?.price, currency: purchase?.currency,
             storefront: purchase?.storefront, periodType: periodType ?? purchase?.periodType, environment: environment,
             reason: reason, fromProductId: fromProductId, notificationUUID: notification)
-        if let existing = events[id] {
-            if existing.source < source { return }
-            if existing.source == source,
-                (existing.event.effectiveAt, existing.event.reason ?? "") <= (event.effectiveAt, event.reason ?? "")
-            {
-                return
-            }
-        }
-        events[id] = (event, source)
+        events.append((event, source))
     }
 
-    /// In time order; at one instant, by id.
+    /// One event per id, in time order; at one instant, by id.
     func sorted() -> [SubscriptionEvent] {
-        events.values.map(\.event).sorted { ($0.effectiveAt, $0.id) < ($1.effectiveAt, $1.id) }
+        let byId = events.sorted { a, b in
+            if a.event.id != b.event.id { return a.event.id < b.event.id }
+            if a.source != b.source { return a.source < b.source }
+            return (a.event.effectiveAt, a.event.reason ?? "") < (b.event.effectiveAt, b.event.reason ?? "")
+        }
+        var unique: [SubscriptionEvent] = []
+        unique.reserveCapacity(byId.count)
+        for entry in byId where unique.last?.id != entry.event.id { unique.append(entry.event) }
+        unique.sort { ($0.effectiveAt, $0.id) < ($1.effectiveAt, $1.id) }
+        return unique
     }
 }
 
@@ -354,10 +365,11 @@ extension Evaluator {
     // MARK: - Notifications about transactions the facts do not hold
 
     func notificationOnlyEvents(into log: inout EventLog) {
-        var known = Set<String>()
-        for purchase in facts.purchases { known.insert(purchase.originalTransactionId) }
+        func known(_ chain: String) -> Bool {
+            FactSet.position(of: chain, in: facts.chains) != nil || facts.purchases.contains { $0.originalTransactionId == chain }
+        }
         for notification in facts.notifications {
-            guard let chain = notification.originalTransactionId, !known.contains(chain) else { continue }
+            guard let chain = notification.originalTransactionId, !known(chain) else { continue }
             let at = notification.signedDate.millisecondsSince1970
             let anchor = notification.transactionId ?? notification.notificationUUID
             func add(_ type: SubscriptionEventType, reason: String? = nil, anchor: String = anchor) {
