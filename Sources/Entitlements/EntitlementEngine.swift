@@ -146,13 +146,13 @@ struct Evaluator: Sendable {
             autoRenewProductId: pending,
             gracePeriodExpiresDate: inBilling ? renewal?.gracePeriodExpiresDate : nil,
             billingRetryEndsAt: inBilling ? retryEnds.map(Timestamp.init(millisecondsSince1970:)) : nil,
-            expirationReason: status == .expired ? expirationReason(chainIndex, last: last, renewal: renewal, t: t) : nil,
+            expirationReason: status == .expired ? expirationReason(chainIndex, last: last, renewal: renewal) : nil,
             revocation: status == .revoked ? last.revocation : nil,
             isUpgraded: status == .expired && last.isUpgraded)
         return (state, shown.productIndex)
     }
 
-    func expirationReason(_ chain: Int, last: Purchase, renewal: RenewalRecord?, t: Int64) -> ExpirationReason? {
+    func expirationReason(_ chain: Int, last: Purchase, renewal: RenewalRecord?) -> ExpirationReason? {
         if last.isUpgraded { return nil }
         if let intent = renewal?.expirationIntent { return ExpirationReason(intent) }
         if let expired = facts.chainNotifications[chain].last(where: {
