@@ -16,18 +16,34 @@ public enum EntitlementEngine {
     public static func evaluate(
         catalog: Catalog, facts: [Fact], now: Timestamp, environment: Environment? = nil
     ) -> CustomerEvaluation {
-        let evaluator = Evaluator(facts: FactSet(facts: facts, catalog: catalog, environment: environment), catalog: catalog)
-        return CustomerEvaluation(
-            state: evaluator.state(at: now.millisecondsSince1970),
-            events: evaluator.events(upTo: now.millisecondsSince1970))
+        PreparedCustomer(catalog: catalog, facts: facts, environment: environment).evaluate(at: now)
     }
 
     /// The state alone, for callers that do not need the events.
     public static func state(
         catalog: Catalog, facts: [Fact], now: Timestamp, environment: Environment? = nil
     ) -> CustomerState {
-        Evaluator(facts: FactSet(facts: facts, catalog: catalog, environment: environment), catalog: catalog)
-            .state(at: now.millisecondsSince1970)
+        PreparedCustomer(catalog: catalog, facts: facts, environment: environment).state(at: now)
+    }
+}
+
+/// One customer's facts, prepared once: de-duplicated, merged, ordered and resolved against the catalog.
+///
+/// Preparing is most of the work. A server that keeps this value per customer evaluates it again when `nextChangeAt`
+/// passes, and prepares anew only when a fact arrives.
+public struct PreparedCustomer: Sendable {
+    let evaluator: Evaluator
+
+    public init(catalog: Catalog, facts: [Fact], environment: Environment? = nil) {
+        evaluator = Evaluator(facts: FactSet(facts: facts, catalog: catalog, environment: environment), catalog: catalog)
+    }
+
+    public func state(at now: Timestamp) -> CustomerState { evaluator.state(at: now.millisecondsSince1970) }
+
+    public func events(upTo now: Timestamp) -> [SubscriptionEvent] { evaluator.events(upTo: now.millisecondsSince1970) }
+
+    public func evaluate(at now: Timestamp) -> CustomerEvaluation {
+        CustomerEvaluation(state: state(at: now), events: events(upTo: now))
     }
 }
 

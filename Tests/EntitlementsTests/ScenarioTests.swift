@@ -338,3 +338,19 @@ struct ScenarioTests {
         #expect(EntitlementEngine.state(catalog: testCatalog, facts: facts, now: ts(1), environment: .production).state == .new)
     }
 }
+
+@Suite("Prepared customers")
+struct PreparedCustomerTests {
+    @Test("A prepared customer evaluated at several instants agrees with evaluating from scratch")
+    func preparedAgrees() {
+        let facts: [Fact] = [
+            .transaction(transaction("1", start: 0, expires: 7, period: .trial)),
+            .transaction(transaction("2", original: "1", start: 7, expires: 38, reason: .renewal)),
+            .renewalInfo(renewal("1", signed: 38, billingRetry: true, graceEnds: 44)),
+        ]
+        let prepared = PreparedCustomer(catalog: testCatalog, facts: facts)
+        for day in [-1, 0, 3, 7, 20, 38, 40, 44, 50, 97, 100] as [Int64] {
+            #expect(prepared.evaluate(at: ts(day)) == evaluate(facts, atDay: day), "day \(day)")
+        }
+    }
+}

@@ -125,6 +125,14 @@ let benchmarks: @Sendable () -> Void = {
         }
     }
 
+    // A server keeps the prepared facts per customer and evaluates again when nextChangeAt passes.
+    let prepared = PreparedCustomer(catalog: catalog, facts: typical)
+    Benchmark("Entitlements.prepared.state.typical", configuration: .init(scalingFactor: .kilo)) { benchmark in
+        for _ in benchmark.scaledIterations {
+            blackHole(prepared.state(at: typicalNow))
+        }
+    }
+
     Benchmark("Entitlements.evaluate.heavy", configuration: .init(scalingFactor: .one)) { benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(EntitlementEngine.evaluate(catalog: catalog, facts: heavy, now: heavyNow))
