@@ -174,7 +174,11 @@ struct FactSet: Sendable {
             }
             position = next
         }
-        unique.sort { ($0.start, $0.transactionId) < ($1.start, $1.transactionId) }
+        // Sorting indices moves less than sorting the drafts themselves.
+        let order = unique.indices.sorted {
+            (unique[$0].start, unique[$0].transactionId) < (unique[$1].start, unique[$1].transactionId)
+        }
+        unique = order.map { unique[$0] }
 
         // Subscriptions, by original transaction id.
         var members = unique.indices.filter { unique[$0].kind == .autoRenewable }
