@@ -170,7 +170,7 @@ struct FactSet: Sendable {
                     if case .transaction(let transaction) = facts[draftFacts[draft]] { return transaction }
                     return nil
                 }
-                unique.append(Self.purchase(merging: payloads, catalog: catalog))
+                unique.append(Self.purchase(merging: payloads, catalog: catalog) ?? drafts[byId[position]])
             }
             position = next
         }
@@ -296,9 +296,9 @@ struct FactSet: Sendable {
 
     /// One purchase from every version of a transaction: the latest signed version decides (a refund, or a refund
     /// reversed later), and fields it lacks are filled from the others (a legacy receipt carries no price).
-    static func purchase(merging versions: [JWSTransactionDecodedPayload], catalog: Catalog) -> PurchaseDraft {
+    static func purchase(merging versions: [JWSTransactionDecodedPayload], catalog: Catalog) -> PurchaseDraft? {
         let ordered = versions.sorted(by: Canonical.precedes)
-        var primary = ordered[ordered.count - 1]
+        guard var primary = ordered.last else { return nil }
         let others = ordered.dropLast().reversed()
         for other in others where other != primary { primary.fill(from: other) }
         var purchase = draft(primary, catalog: catalog)

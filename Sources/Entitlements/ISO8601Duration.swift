@@ -86,13 +86,19 @@ public struct ISO8601Duration: Hashable, Sendable, Codable, CustomStringConverti
         return ISO8601Duration(months: months, days: days, milliseconds: milliseconds, text: text)
     }
 
-    /// The instant this duration after `start` (epoch ms, UTC).
+    /// Instants further from 1970 than this (about the year 250,000) are no dates: calendar arithmetic stops there.
+    static let calendarLimit: Int64 = 8_000_000_000_000_000
+
+    /// The instant this duration after `start` (epoch ms, UTC). Beyond ±``calendarLimit`` the result saturates
+    /// instead of overflowing.
     public func added(to start: Int64) -> Int64 {
+        guard start > -Self.calendarLimit, start < Self.calendarLimit else { return start > 0 ? .max : start }
         var result = start
         if months != 0 {
             result = CivilCalendar.addingMonths(months, to: result)
         }
-        return result &+ days &* CivilCalendar.millisecondsPerDay &+ milliseconds
+        let total = result.addingReportingOverflow(days &* CivilCalendar.millisecondsPerDay &+ milliseconds)
+        return total.overflow ? .max : min(total.partialValue, .max)
     }
 }
 

@@ -106,7 +106,9 @@ extension Evaluator {
                 coveredUntil = Self.coverage(purchase)
                 continue
             }
-            let gap = purchase.start - coveredUntil
+            // Instants come from outside: any Int64. Saturate rather than overflow.
+            let difference = purchase.start.subtractingReportingOverflow(coveredUntil)
+            let gap = difference.overflow ? (purchase.start > coveredUntil ? Int64.max : .min) : difference.partialValue
             let tolerance: Int64 = purchase.reason == nil ? 60_000 : 0
             if gap < 0, purchase.productId != previous.productId {
                 // An immediate change (an upgrade, or a crossgrade to another duration).

@@ -354,3 +354,32 @@ struct PreparedCustomerTests {
         }
     }
 }
+
+@Suite("Hostile input")
+struct HostileInputTests {
+    @Test("Instants at the ends of Int64 neither trap nor grant access they should not")
+    func extremeInstants() {
+        let extremes: [Int64] = [.min, .min + 1, -1, 0, 1, .max - 1, .max]
+        for start in extremes {
+            for end in extremes {
+                var t = transaction("x", start: 0, expires: 1)
+                t.purchaseDate = Timestamp(millisecondsSince1970: start)
+                t.expiresDate = Timestamp(millisecondsSince1970: end)
+                var pass = transaction("p", product: "pass.year", start: 0)
+                pass.purchaseDate = Timestamp(millisecondsSince1970: start)
+                var renewal = transaction("y", original: "x", start: 0, expires: 1, reason: nil)
+                renewal.purchaseDate = Timestamp(millisecondsSince1970: end)
+                renewal.expiresDate = Timestamp(millisecondsSince1970: start)
+                let facts: [Fact] = [.transaction(t), .transaction(pass), .transaction(renewal)]
+                for now in extremes {
+                    let result = evaluate(facts, at: now)
+                    if let subscription = result.state.subscriptions.first, subscription.grantsAccess {
+                        #expect(subscription.purchaseDate.millisecondsSince1970 <= now, "access before its purchase (\(start), \(end), \(now))")
+                        #expect(min(start, end) <= now)
+                    }
+                    if let next = result.state.nextChangeAt { #expect(next.millisecondsSince1970 > now) }
+                }
+            }
+        }
+    }
+}
