@@ -154,56 +154,61 @@ struct FactSet: Sendable {
             }
         }
 
-        // Versions of one transaction: merged into one draft.
+        // Versions of one transaction: merged into one draft (in place of the first). Drafts are large: everything
+        // below moves indices, not drafts.
         var byId = Array(drafts.indices)
         byId.sort { drafts[$0].transactionId < drafts[$1].transactionId }
-        var unique: [PurchaseDraft] = []
-        unique.reserveCapacity(drafts.count)
+        var kept: [Int] = []
+        kept.reserveCapacity(drafts.count)
         var position = 0
         while position < byId.count {
             var next = position + 1
             while next < byId.count, drafts[byId[next]].transactionId == drafts[byId[position]].transactionId { next += 1 }
-            if next - position == 1 {
-                unique.append(drafts[byId[position]])
-            } else {
+            if next - position > 1 {
                 let payloads = byId[position..<next].compactMap { draft -> JWSTransactionDecodedPayload? in
                     if case .transaction(let transaction) = facts[draftFacts[draft]] { return transaction }
                     return nil
                 }
-                unique.append(Self.purchase(merging: payloads, catalog: catalog) ?? drafts[byId[position]])
+                if let merged = Self.purchase(merging: payloads, catalog: catalog) { drafts[byId[position]] = merged }
             }
+            kept.append(byId[position])
             position = next
         }
-        // Sorting indices moves less than sorting the drafts themselves.
-        let order = unique.indices.sorted {
-            (unique[$0].start, unique[$0].transactionId) < (unique[$1].start, unique[$1].transactionId)
+        // The final order of purchases: by start, then transaction id. `order[i]` is the draft of purchase `i`.
+        let order = kept.sorted {
+            drafts[$0].start != drafts[$1].start
+                ? drafts[$0].start < drafts[$1].start : drafts[$0].transactionId < drafts[$1].transactionId
         }
-        unique = order.map { unique[$0] }
 
-        // Subscriptions, by original transaction id.
-        var members = unique.indices.filter { unique[$0].kind == .autoRenewable }
-        members.sort { (unique[$0].originalTransactionId, $0) < (unique[$1].originalTransactionId, $1) }
+        // Subscriptions, by original transaction id; members are purchase positions.
+        var members = order.indices.filter { drafts[order[$0]].kind == .autoRenewable }
+        members.sort {
+            let left = drafts[order[$0]].originalTransactionId, right = drafts[order[$1]].originalTransactionId
+            return left != right ? left < right : $0 < $1
+        }
         var chains: [(id: String, members: [Int])] = []
-        for index in members {
-            if chains.last?.id == unique[index].originalTransactionId {
-                chains[chains.count - 1].members.append(index)
+        for member in members {
+            let original = drafts[order[member]].originalTransactionId
+            if chains.last?.id == original {
+                chains[chains.count - 1].members.append(member)
             } else {
-                chains.append((unique[index].originalTransactionId, [index]))
+                chains.append((original, [member]))
             }
         }
-        Self.cutUpgrades(&unique, chains: chains)
+        Self.cutUpgrades(&drafts, order: order, chains: chains)
 
         var productIds: [String] = []
-        purchases.reserveCapacity(unique.count)
-        for draft in unique {
+        purchases.reserveCapacity(order.count)
+        for draftIndex in order {
+            let productId = drafts[draftIndex].productId
             let index: Int
-            if let known = productIds.firstIndex(of: draft.productId) {
+            if let known = productIds.firstIndex(of: productId) {
                 index = known
             } else {
                 index = productIds.count
-                productIds.append(draft.productId)
+                productIds.append(productId)
             }
-            purchases.append(Purchase(draft, productIndex: index))
+            purchases.append(Purchase(drafts[draftIndex], productIndex: index))
         }
         self.productIds = productIds
         entitlementSources = catalog.entitlementIds.map { (id: $0, products: []) }
@@ -232,34 +237,49 @@ struct FactSet: Sendable {
         }
 
         // Renewal infos per subscription, oldest first; the same one twice counts once.
-        renewalFacts.sort { a, b in
-            if a.chain != b.chain { return a.chain < b.chain }
-            let left = a.record.signedDate?.millisecondsSince1970 ?? .min, right = b.record.signedDate?.millisecondsSince1970 ?? .min
+        let renewalOrder = renewalFacts.indices.sorted { i, j in
+            if renewalFacts[i].chain != renewalFacts[j].chain { return renewalFacts[i].chain < renewalFacts[j].chain }
+            let left = renewalFacts[i].record.signedDate?.millisecondsSince1970 ?? .min
+            let right = renewalFacts[j].record.signedDate?.millisecondsSince1970 ?? .min
             if left != right { return left < right }
-            guard case .renewalInfo(let x) = facts[a.fact], case .renewalInfo(let y) = facts[b.fact] else { return false }
+            guard case .renewalInfo(let x) = facts[renewalFacts[i].fact], case .renewalInfo(let y) = facts[renewalFacts[j].fact]
+            else { return false }
             return Canonical.precedes(x, y)
         }
         chainRenewals = Array(repeating: [], count: chains.count)
-        for (offset, entry) in renewalFacts.enumerated() {
-            if offset > 0, renewalFacts[offset - 1].chain == entry.chain, renewalFacts[offset - 1].record == entry.record { continue }
-            if let chain = Self.position(of: entry.chain, in: chains) { chainRenewals[chain].append(entry.record) }
+        var previous: Int?
+        for index in renewalOrder {
+            defer { previous = index }
+            if let previous, renewalFacts[previous].chain == renewalFacts[index].chain,
+                renewalFacts[previous].record == renewalFacts[index].record
+            {
+                continue
+            }
+            if let chain = Self.position(of: renewalFacts[index].chain, in: chains) {
+                chainRenewals[chain].append(renewalFacts[index].record)
+            }
         }
 
         // Notifications: one per UUID (the canonical greatest, if two differ), by signing date.
-        notifications.sort { a, b in
-            a.notificationUUID != b.notificationUUID ? a.notificationUUID < b.notificationUUID : Canonical.precedes(a, b)
+        let byUUID = notifications.indices.sorted { i, j in
+            notifications[i].notificationUUID != notifications[j].notificationUUID
+                ? notifications[i].notificationUUID < notifications[j].notificationUUID
+                : Canonical.precedes(notifications[i], notifications[j])
         }
-        var ordered: [NotificationFact] = []
-        ordered.reserveCapacity(notifications.count)
-        for (offset, notification) in notifications.enumerated()
-        where offset + 1 == notifications.count || notifications[offset + 1].notificationUUID != notification.notificationUUID {
-            ordered.append(notification)
+        var keptNotifications: [Int] = []
+        keptNotifications.reserveCapacity(byUUID.count)
+        for (offset, index) in byUUID.enumerated()
+        where offset + 1 == byUUID.count || notifications[byUUID[offset + 1]].notificationUUID != notifications[index].notificationUUID {
+            keptNotifications.append(index)
         }
-        ordered.sort(by: Canonical.precedes)
+        keptNotifications.sort { Canonical.precedes(notifications[$0], notifications[$1]) }
         chainNotifications = Array(repeating: [], count: chains.count)
-        for notification in ordered {
-            guard let chain = notification.originalTransactionId else { continue }
-            if let position = Self.position(of: chain, in: chains) { chainNotifications[position].append(notification) }
+        var ordered: [NotificationFact] = []
+        ordered.reserveCapacity(keptNotifications.count)
+        for index in keptNotifications {
+            ordered.append(notifications[index])
+            guard let chain = notifications[index].originalTransactionId else { continue }
+            if let position = Self.position(of: chain, in: chains) { chainNotifications[position].append(notifications[index]) }
         }
         self.notifications = ordered
         chainAutoRenew = chains.indices.map { Self.autoRenew(renewals: chainRenewals[$0], notifications: chainNotifications[$0]) }
@@ -354,23 +374,25 @@ struct FactSet: Sendable {
 
     /// An upgraded transaction stops giving access when the upgrade starts: at the next purchase of its subscription,
     /// else of its group, else when Apple signed it as upgraded.
-    static func cutUpgrades(_ purchases: inout [PurchaseDraft], chains: [(id: String, members: [Int])]) {
+    static func cutUpgrades(_ drafts: inout [PurchaseDraft], order: [Int], chains: [(id: String, members: [Int])]) {
         for chain in chains {
-            for (position, index) in chain.members.enumerated() where purchases[index].isUpgraded {
-                let start = purchases[index].start, group = purchases[index].group
-                let transactionId = purchases[index].transactionId
+            for (position, member) in chain.members.enumerated() where drafts[order[member]].isUpgraded {
+                let index = order[member]
+                let start = drafts[index].start, group = drafts[index].group
+                let transactionId = drafts[index].transactionId
                 var cut: Int64?
-                for next in chain.members[(position + 1)...] where purchases[next].start >= start {
-                    cut = purchases[next].start
+                for next in chain.members[(position + 1)...] where drafts[order[next]].start >= start {
+                    cut = drafts[order[next]].start
                     break
                 }
                 if cut == nil {
-                    cut = purchases.first(where: {
-                        $0.kind == .autoRenewable && $0.group == group && $0.start > start && $0.transactionId != transactionId
-                    })?.start
+                    cut = order.first(where: {
+                        drafts[$0].kind == .autoRenewable && drafts[$0].group == group && drafts[$0].start > start
+                            && drafts[$0].transactionId != transactionId
+                    }).map { drafts[$0].start }
                 }
-                let upgradeAt = cut ?? purchases[index].signedDate ?? start
-                purchases[index].end = min(purchases[index].end, max(start, upgradeAt))
+                let upgradeAt = cut ?? drafts[index].signedDate ?? start
+                drafts[index].end = min(drafts[index].end, max(start, upgradeAt))
             }
         }
     }

@@ -41,18 +41,29 @@ struct EventLog {
         events.append((event, source))
     }
 
-    /// One event per id, in time order; at one instant, by id.
+    /// One event per id, in time order; at one instant, by id. Indices are sorted, not the events, which are large.
     func sorted() -> [SubscriptionEvent] {
-        let byId = events.sorted { a, b in
-            if a.event.id != b.event.id { return a.event.id < b.event.id }
-            if a.source != b.source { return a.source < b.source }
-            return (a.event.effectiveAt, a.event.reason ?? "") < (b.event.effectiveAt, b.event.reason ?? "")
+        let byId = events.indices.sorted { i, j in
+            if events[i].event.id != events[j].event.id { return events[i].event.id < events[j].event.id }
+            if events[i].source != events[j].source { return events[i].source < events[j].source }
+            if events[i].event.effectiveAt != events[j].event.effectiveAt {
+                return events[i].event.effectiveAt < events[j].event.effectiveAt
+            }
+            return (events[i].event.reason ?? "") < (events[j].event.reason ?? "")
         }
-        var unique: [SubscriptionEvent] = []
-        unique.reserveCapacity(byId.count)
-        for entry in byId where unique.last?.id != entry.event.id { unique.append(entry.event) }
-        unique.sort { ($0.effectiveAt, $0.id) < ($1.effectiveAt, $1.id) }
-        return unique
+        var kept: [Int] = []
+        kept.reserveCapacity(byId.count)
+        for index in byId where kept.last.map({ events[$0].event.id != events[index].event.id }) ?? true {
+            kept.append(index)
+        }
+        var order = kept
+        order.sort { i, j in
+            if events[i].event.effectiveAt != events[j].event.effectiveAt {
+                return events[i].event.effectiveAt < events[j].event.effectiveAt
+            }
+            return events[i].event.id < events[j].event.id
+        }
+        return order.map { events[$0].event }
     }
 }
 
