@@ -123,8 +123,8 @@ struct FactSet: Sendable {
     var productIds: [String] = []
     /// The catalog's entitlements, sorted, with the indices (into `productIds`) of the bought products that grant each.
     var entitlementSources: [(id: String, products: [Int])] = []
-    /// Every subscription group of the catalog or of the purchases, sorted, with when it was first bought and its
-    /// first introductory period (a free trial or an introductory price), if any.
+    /// Every subscription group: the catalog's, then those only purchases name. Each with when it was first bought and
+    /// its first introductory period (a free trial or an introductory price), if any.
     var groups: [(id: String, firstStart: Int64?, firstIntro: Purchase?)] = []
     /// Notifications, by signing date then UUID.
     var notifications: [NotificationFact] = []
