@@ -12,7 +12,9 @@ public enum EntitlementEngine {
 
     /// The state at `now` and the events that happened up to `now`.
     ///
-    /// With `environment`, facts signed for another environment are left out (facts without one are kept).
+    /// With `environment`, facts signed for another environment are left out (facts without one are kept). Facts the
+    /// engine cannot place are left out too: a transaction without `transactionId`, `productId` or `purchaseDate`, a
+    /// renewal info without `originalTransactionId` (`storekeeper entitlements` rejects them with their line number).
     public static func evaluate(
         catalog: Catalog, facts: [Fact], now: Timestamp, environment: Environment? = nil
     ) -> CustomerEvaluation {

@@ -334,8 +334,11 @@ struct FactSet: Sendable {
     static func draft(_ primary: borrowing JWSTransactionDecodedPayload, catalog: Catalog) -> PurchaseDraft {
         let productId = primary.productId ?? ""
         let product = catalog[productId]
+        // The catalog decides, then Apple's `type`. Legacy receipt entries carry no `type`: an entry with an expiry is a
+        // subscription; any other of a product the catalog does not list is only listed (as a consumable), because
+        // guessing "non-consumable" would grant it for ever.
         let kind = product?.type ?? primary.type.flatMap(ProductKind.init)
-            ?? (primary.expiresDate != nil ? .autoRenewable : .nonConsumable)
+            ?? (primary.expiresDate != nil ? .autoRenewable : .consumable)
         let start = primary.purchaseDate?.millisecondsSince1970 ?? 0
         var naturalEnd: Int64?
         switch kind {

@@ -383,3 +383,27 @@ struct HostileInputTests {
         }
     }
 }
+
+@Suite("Products the catalog does not list")
+struct UnlistedProductTests {
+    @Test("A receipt entry of an unlisted product with no type and no expiry grants nothing")
+    func unlistedWithoutTypeGrantsNothing() {
+        var entry = InAppPurchaseReceipt()
+        entry.productId = "removed.product"
+        entry.transactionId = "9"
+        entry.purchaseDate = ts(0)
+        let result = evaluate([.transaction(JWSTransactionDecodedPayload(receiptEntry: entry))], atDay: 1)
+        #expect(result.state.state == .new, "an unknown one-time purchase must not make a customer active")
+        #expect(result.state.products["removed.product"]?.active != true)
+        #expect(result.state.nonSubscriptions.first?.active == nil)
+    }
+
+    @Test("An unlisted product whose transaction says what it is follows Apple's type")
+    func unlistedWithTypeFollowsApple() {
+        var t = transaction("8", product: "old.lifetime", start: 0)
+        t.type = .nonConsumable
+        let result = evaluate([.transaction(t)], atDay: 1)
+        #expect(result.state.products["old.lifetime"]?.active == true)
+        #expect(result.state.entitlements.values.allSatisfy { !$0.active }, "no catalog entry, no entitlement")
+    }
+}
