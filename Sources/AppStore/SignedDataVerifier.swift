@@ -353,24 +353,7 @@ public struct SignedDataVerifier: Sendable {
         return .renewalInfo
     }
 
-    static func describe(_ error: any Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return "'\(path(context))' is not a \(type)"
-        case .valueNotFound(let type, let context):
-            return "'\(path(context))' is null where a \(type) is expected"
-        case .keyNotFound(let key, _):
-            return "'\(key.stringValue)' is missing"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "'\(path(context))': \(context.debugDescription)"
-        @unknown default:
-            return "\(error)"
-        }
-    }
+    static func describe(_ error: any Error) -> String { DecodingErrorDescription.describe(error) }
 }
 
 extension ResponseBodyV2DecodedPayload {

@@ -40,7 +40,7 @@ struct EntitlementsCommand: ParsableCommand {
         do {
             parsedCatalog = try JSONDecoder().decode(Catalog.self, from: catalogData)
         } catch {
-            FileHandle.standardError.write(Data("\(catalog): \(Self.describe(error))\n".utf8))
+            FileHandle.standardError.write(Data("\(catalog): \(DecodingErrorDescription.describe(error))\n".utf8))
             throw ExitCode(1)
         }
         let parsedFacts: [Fact]
@@ -56,23 +56,6 @@ struct EntitlementsCommand: ParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         FileHandle.standardOutput.write(try encoder.encode(evaluation) + Data("\n".utf8))
-    }
-
-    static func describe(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.dataCorrupted(let context):
-            return context.debugDescription + path(context.codingPath)
-        case DecodingError.keyNotFound(let key, let context):
-            return "missing '\(key.stringValue)'" + path(context.codingPath)
-        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
-            return context.debugDescription + path(context.codingPath)
-        default:
-            return "\(error)"
-        }
-    }
-
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        codingPath.isEmpty ? "" : " at " + codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 }
 
@@ -95,7 +78,7 @@ enum FactsFile {
             do {
                 fact = try decoder.decode(Fact.self, from: Data(line))
             } catch {
-                throw FactsFileError(line: lineNumber, message: EntitlementsCommand.describe(error))
+                throw FactsFileError(line: lineNumber, message: DecodingErrorDescription.describe(error))
             }
             switch fact {
             case .transaction(let transaction):
