@@ -53,15 +53,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Runs the storekeeper executable for the CLI tests of every test target.
-        .target(name: "CLITesting", path: "Tests/CLITesting"),
+        // What every test target shares: running the storekeeper executable, a seeded random source.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "AppStoreTests",
             dependencies: [
                 "AppStore",
                 // Built before the tests, which run it as users do (CLITests).
                 "storekeeper",
-                "CLITesting",
+                "TestSupport",
                 "AppStoreSimulator",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -79,14 +79,14 @@ let package = Package(
                 "Entitlements",
                 "AppStore",
                 "storekeeper",
-                "CLITesting",
+                "TestSupport",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "ExperimentsTests",
-            dependencies: ["Experiments", "storekeeper", "CLITesting"],
+            dependencies: ["Experiments", "storekeeper", "TestSupport"],
             resources: [.copy("Fixtures")]
         ),
     ],

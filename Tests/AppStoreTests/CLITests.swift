@@ -1,4 +1,4 @@
-import CLITesting
+import TestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import AppStore
 import PropertyBased
+import TestSupport
 import Testing
 @testable import Entitlements
 
@@ -13,7 +14,7 @@ struct PropertyTests {
     func orderIndependence() async {
         await propertyCheck(count: 300, input: Self.seeds) { seed in
             let customer = RandomCustomer(seed: seed)
-            var rng = SplitMix(seed: ~seed)
+            var rng = SeededGenerator(state: ~seed)
             var shuffled = customer.facts
             for fact in customer.facts where rng.chance(0.4) { shuffled.append(fact) }
             shuffled.shuffle(using: &rng)
@@ -28,7 +29,7 @@ struct PropertyTests {
     func revocationRemovesAccess() async {
         await propertyCheck(count: 300, input: Self.seeds) { seed in
             let customer = RandomCustomer(seed: seed)
-            var rng = SplitMix(seed: seed &+ 1)
+            var rng = SeededGenerator(state: seed &+ 1)
             for (transactionId, revokedAt) in customer.revoked {
                 let when = revokedAt + rng.int(0...(120 * day))
                 let state = evaluate(customer.facts, at: when).state
@@ -86,7 +87,7 @@ struct PropertyTests {
     func constantUntilNextChange() async {
         await propertyCheck(count: 300, input: Self.seeds) { seed in
             let customer = RandomCustomer(seed: seed)
-            var rng = SplitMix(seed: seed &+ 2)
+            var rng = SeededGenerator(state: seed &+ 2)
             let state = evaluate(customer.facts, at: customer.now).state
             let horizon = state.nextChangeAt?.millisecondsSince1970 ?? customer.now + 1000 * day
             for _ in 0..<4 {

@@ -1,17 +1,8 @@
 import AppStore
+import TestSupport
 @testable import Entitlements
 
-/// SplitMix64: a small, seedable generator, so that a failing seed reproduces.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SeededGenerator {
     mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
     mutating func int(_ range: ClosedRange<Int64>) -> Int64 { Int64.random(in: range, using: &self) }
     mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
@@ -27,14 +18,12 @@ struct RandomCustomer {
     var earliestPurchase: Int64?
 
     init(seed: UInt64) {
-        var rng = SplitMix(seed: seed)
+        var rng = SeededGenerator(state: seed)
         var nextId = 1
         func newId() -> String {
             defer { nextId += 1 }
             return String(1_000_000 + nextId)
         }
-        let jitter: () -> Int64 = { 0 }
-        _ = jitter
         for _ in 0..<rng.int(0...2) {
             let group = rng.pick(["pro", "plus"])
             let products = group == "pro" ? ["pro.monthly", "pro.yearly"] : ["plus.monthly"]

@@ -1,4 +1,4 @@
-import CLITesting
+import TestSupport
 import Experiments
 import Foundation
 import Testing
