@@ -117,60 +117,8 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     public var isUpgraded: Bool
     public var grantsAccess: Bool { status.grantsAccess }
 
-    enum CodingKeys: String, CodingKey {
-        case originalTransactionId, transactionId, productId, group, environment, ownership, status, periodType
-        case purchaseDate, originalPurchaseDate, expiresDate, willRenew, autoRenewProductId, gracePeriodExpiresDate
-        case billingRetryEndsAt, expirationReason, revocation, isUpgraded, grantsAccess
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        originalTransactionId = try c.decode(String.self, forKey: .originalTransactionId)
-        transactionId = try c.decode(String.self, forKey: .transactionId)
-        productId = try c.decode(String.self, forKey: .productId)
-        group = try c.decode(String.self, forKey: .group)
-        environment = try c.decodeIfPresent(Environment.self, forKey: .environment)
-        ownership = try c.decode(Ownership.self, forKey: .ownership)
-        status = try c.decode(RenewalState.self, forKey: .status)
-        periodType = try c.decode(PeriodType.self, forKey: .periodType)
-        purchaseDate = try c.decode(Timestamp.self, forKey: .purchaseDate)
-        originalPurchaseDate = try c.decodeIfPresent(Timestamp.self, forKey: .originalPurchaseDate)
-        expiresDate = try c.decodeIfPresent(Timestamp.self, forKey: .expiresDate)
-        willRenew = try c.decodeIfPresent(Bool.self, forKey: .willRenew)
-        autoRenewProductId = try c.decodeIfPresent(String.self, forKey: .autoRenewProductId)
-        gracePeriodExpiresDate = try c.decodeIfPresent(Timestamp.self, forKey: .gracePeriodExpiresDate)
-        billingRetryEndsAt = try c.decodeIfPresent(Timestamp.self, forKey: .billingRetryEndsAt)
-        expirationReason = try c.decodeIfPresent(ExpirationReason.self, forKey: .expirationReason)
-        revocation = try c.decodeIfPresent(Revocation.self, forKey: .revocation)
-        isUpgraded = try c.decode(Bool.self, forKey: .isUpgraded)
-    }
-
-    init(
-        originalTransactionId: String, transactionId: String, productId: String, group: String,
-        environment: Environment?, ownership: Ownership, status: RenewalState, periodType: PeriodType,
-        purchaseDate: Timestamp, originalPurchaseDate: Timestamp?, expiresDate: Timestamp?, willRenew: Bool?,
-        autoRenewProductId: String?, gracePeriodExpiresDate: Timestamp?, billingRetryEndsAt: Timestamp?,
-        expirationReason: ExpirationReason?, revocation: Revocation?, isUpgraded: Bool
-    ) {
-        self.originalTransactionId = originalTransactionId
-        self.transactionId = transactionId
-        self.productId = productId
-        self.group = group
-        self.environment = environment
-        self.ownership = ownership
-        self.status = status
-        self.periodType = periodType
-        self.purchaseDate = purchaseDate
-        self.originalPurchaseDate = originalPurchaseDate
-        self.expiresDate = expiresDate
-        self.willRenew = willRenew
-        self.autoRenewProductId = autoRenewProductId
-        self.gracePeriodExpiresDate = gracePeriodExpiresDate
-        self.billingRetryEndsAt = billingRetryEndsAt
-        self.expirationReason = expirationReason
-        self.revocation = revocation
-        self.isUpgraded = isUpgraded
-    }
+    /// Written beside the stored fields; derived, so not read back.
+    private enum DerivedKeys: String, CodingKey { case grantsAccess }
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -192,7 +140,8 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
         try c.encode(expirationReason, forKey: .expirationReason)
         try c.encodeIfPresent(revocation, forKey: .revocation)
         try c.encode(isUpgraded, forKey: .isUpgraded)
-        try c.encode(grantsAccess, forKey: .grantsAccess)
+        var derived = encoder.container(keyedBy: DerivedKeys.self)
+        try derived.encode(grantsAccess, forKey: .grantsAccess)
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import AppStore
 import Testing
 @testable import Entitlements
@@ -405,5 +406,18 @@ struct UnlistedProductTests {
         let result = evaluate([.transaction(t)], atDay: 1)
         #expect(result.state.products["old.lifetime"]?.active == true)
         #expect(result.state.entitlements.values.allSatisfy { !$0.active }, "no catalog entry, no entitlement")
+    }
+}
+
+@Suite("Encoding")
+struct EncodingTests {
+    @Test("A subscription's state encodes with grantsAccess and explicit nulls, and decodes back")
+    func subscriptionRoundTrip() throws {
+        let state = try #require(evaluate([.transaction(transaction("1", start: 0, expires: 31))], atDay: 3).subscription)
+        let data = try JSONEncoder().encode(state)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["grantsAccess"] as? Bool == true)
+        #expect(object["expirationReason"] is NSNull)
+        #expect(try JSONDecoder().decode(SubscriptionState.self, from: data) == state)
     }
 }
