@@ -84,12 +84,12 @@ struct Evaluator: Sendable {
     // MARK: - Subscriptions
 
     /// The latest renewal info of a subscription (by its index in `facts.chains`).
-    func latestRenewal(_ chain: Int) -> RenewalRecord? { facts.chainRenewals[chain].last }
+    func latestRenewal(_ chain: Int) -> RenewalRecord? { facts.chains[chain].renewals.last }
 
     /// Whether the subscription will renew, by the latest of its renewal infos and its renewal-status notifications.
     /// A period that began after the latest of them (a renewal, a resubscription) began with auto-renew on.
     func autoRenewSignal(_ chain: Int, periodStart: Int64 = .min) -> Bool? {
-        guard let latest = facts.chainAutoRenew[chain] else { return nil }
+        guard let latest = facts.chains[chain].autoRenew else { return nil }
         return latest.at < periodStart ? true : latest.on
     }
 
@@ -173,7 +173,7 @@ struct Evaluator: Sendable {
     func expirationReason(_ chain: Int, last: Purchase, renewal: RenewalRecord?) -> ExpirationReason? {
         if last.isUpgraded { return nil }
         if let intent = renewal?.expirationIntent { return ExpirationReason(intent) }
-        if let expired = facts.chainNotifications[chain].last(where: {
+        if let expired = facts.chains[chain].notifications.last(where: {
             $0.notificationType == .expired && $0.signedDate.millisecondsSince1970 >= last.start
         }), let reason = ExpirationReason(expiredSubtype: expired.subtype) {
             return reason
@@ -366,8 +366,8 @@ struct Evaluator: Sendable {
                 add(end &+ EntitlementEngine.billingRetryLimit)
             }
         }
-        for renewals in facts.chainRenewals {
-            add(renewals.last?.gracePeriodExpiresDate?.millisecondsSince1970)
+        for chain in facts.chains {
+            add(chain.renewals.last?.gracePeriodExpiresDate?.millisecondsSince1970)
         }
         points.sort()
         var unique: [Int64] = []

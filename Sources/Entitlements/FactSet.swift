@@ -108,17 +108,25 @@ struct RenewalRecord: Hashable, Sendable {
     }
 }
 
+/// One auto-renewable subscription: the purchases that share an original transaction id, with what was said about it.
+struct Chain: Sendable {
+    let id: String
+    /// Positions in ``FactSet/purchases``, in order.
+    var members: [Int]
+    /// Its renewal infos, oldest first.
+    var renewals: [RenewalRecord] = []
+    /// Its notifications, by signing date.
+    var notifications: [NotificationFact] = []
+    /// The latest word on auto-renew (a renewal info's status or a renewal-status notification) and when it was signed.
+    var autoRenew: (at: Int64, on: Bool)?
+}
+
 /// The facts of one customer, de-duplicated and merged, in a canonical order that does not depend on how they came.
 struct FactSet: Sendable {
     /// All purchases, ordered by start, then transaction id.
     var purchases: [Purchase] = []
-    /// Auto-renewable subscriptions: original transaction id → indices into `purchases`, in order.
-    var chains: [(id: String, members: [Int])] = []
-    /// Per subscription (as `chains`): its renewal infos oldest first, its notifications, and its latest word on
-    /// auto-renew (a renewal info's status or a renewal-status notification) with when it was signed.
-    var chainRenewals: [[RenewalRecord]] = []
-    var chainNotifications: [[NotificationFact]] = []
-    var chainAutoRenew: [(at: Int64, on: Bool)?] = []
+    /// Auto-renewable subscriptions, sorted by original transaction id.
+    var chains: [Chain] = []
     /// The products bought, each once; purchases point into it.
     var productIds: [String] = []
     /// The catalog's entitlements, sorted, with the indices (into `productIds`) of the bought products that grant each.
@@ -186,13 +194,13 @@ struct FactSet: Sendable {
             let left = drafts[order[$0]].originalTransactionId, right = drafts[order[$1]].originalTransactionId
             return left != right ? left < right : $0 < $1
         }
-        var chains: [(id: String, members: [Int])] = []
+        var chains: [Chain] = []
         for member in members {
             let original = drafts[order[member]].originalTransactionId
             if chains.last?.id == original {
                 chains[chains.count - 1].members.append(member)
             } else {
-                chains.append((original, [member]))
+                chains.append(Chain(id: original, members: [member]))
             }
         }
         Self.cutUpgrades(&drafts, order: order, chains: chains)
@@ -221,7 +229,6 @@ struct FactSet: Sendable {
                 }
             }
         }
-        self.chains = chains
         groups = catalog.groups.map { (id: $0, firstStart: nil, firstIntro: nil) }
         for purchase in purchases where purchase.kind == .autoRenewable {
             var position = groups.firstIndex { $0.id == purchase.group }
@@ -246,7 +253,6 @@ struct FactSet: Sendable {
             else { return false }
             return Canonical.precedes(x, y)
         }
-        chainRenewals = Array(repeating: [], count: chains.count)
         var previous: Int?
         for index in renewalOrder {
             defer { previous = index }
@@ -256,7 +262,7 @@ struct FactSet: Sendable {
                 continue
             }
             if let chain = Self.position(of: renewalFacts[index].chain, in: chains) {
-                chainRenewals[chain].append(renewalFacts[index].record)
+                chains[chain].renewals.append(renewalFacts[index].record)
             }
         }
 
@@ -273,20 +279,22 @@ struct FactSet: Sendable {
             keptNotifications.append(index)
         }
         keptNotifications.sort { Canonical.precedes(notifications[$0], notifications[$1]) }
-        chainNotifications = Array(repeating: [], count: chains.count)
         var ordered: [NotificationFact] = []
         ordered.reserveCapacity(keptNotifications.count)
         for index in keptNotifications {
             ordered.append(notifications[index])
             guard let chain = notifications[index].originalTransactionId else { continue }
-            if let position = Self.position(of: chain, in: chains) { chainNotifications[position].append(notifications[index]) }
+            if let position = Self.position(of: chain, in: chains) { chains[position].notifications.append(notifications[index]) }
         }
         self.notifications = ordered
-        chainAutoRenew = chains.indices.map { Self.autoRenew(renewals: chainRenewals[$0], notifications: chainNotifications[$0]) }
+        for index in chains.indices {
+            chains[index].autoRenew = Self.autoRenew(renewals: chains[index].renewals, notifications: chains[index].notifications)
+        }
+        self.chains = chains
     }
 
     /// The index of a subscription in `chains`, which is sorted by id.
-    static func position(of id: String, in chains: [(id: String, members: [Int])]) -> Int? {
+    static func position(of id: String, in chains: [Chain]) -> Int? {
         var low = 0, high = chains.count
         while low < high {
             let middle = (low + high) / 2
@@ -377,7 +385,7 @@ struct FactSet: Sendable {
 
     /// An upgraded transaction stops giving access when the upgrade starts: at the next purchase of its subscription,
     /// else of its group, else when Apple signed it as upgraded.
-    static func cutUpgrades(_ drafts: inout [PurchaseDraft], order: [Int], chains: [(id: String, members: [Int])]) {
+    static func cutUpgrades(_ drafts: inout [PurchaseDraft], order: [Int], chains: [Chain]) {
         for chain in chains {
             for (position, member) in chain.members.enumerated() where drafts[order[member]].isUpgraded {
                 let index = order[member]

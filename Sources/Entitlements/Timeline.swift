@@ -142,7 +142,7 @@ extension Evaluator {
                             source: .transaction, purchase: purchase)
                     renewal(from: previous, to: purchase, chain: chain.index, into: &log)
                 } else {
-                    lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
+                    lapse(of: previous, until: purchase.start, chain: chain.index, evidence: evidence, into: &log)
                     log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
                             anchor: purchase.transactionId, source: .transaction, purchase: purchase)
                 }
@@ -197,7 +197,7 @@ extension Evaluator {
             change = to < from ? .upgrade : (to > from ? .downgrade : .crossgrade)
         } else if previous.isUpgraded {
             change = .upgrade
-        } else if let preference = facts.chainNotifications[chain].last(where: {
+        } else if let preference = facts.chains[chain].notifications.last(where: {
             $0.notificationType == .didChangeRenewalPref && $0.signedDate.millisecondsSince1970 >= previous.start
                 && $0.signedDate.millisecondsSince1970 <= purchase.start
         }) {
@@ -212,7 +212,7 @@ extension Evaluator {
     func billing(of period: Purchase, chain: Int, until next: Int64?, recovered: Purchase? = nil) -> BillingEvidence {
         var evidence = BillingEvidence()
         let upper = next ?? .max
-        for renewal in facts.chainRenewals[chain] {
+        for renewal in facts.chains[chain].renewals {
             let signed = renewal.signedDate?.millisecondsSince1970
             if let signed, signed < period.start || signed >= upper { continue }
             if renewal.isInBillingRetryPeriod == true {
@@ -228,7 +228,7 @@ extension Evaluator {
             if let status = renewal.autoRenewStatus { evidence.autoRenewOff = status == .off }
             evidence.lastRenewalSigned = signed ?? evidence.lastRenewalSigned
         }
-        for notification in facts.chainNotifications[chain] {
+        for notification in facts.chains[chain].notifications {
             let signed = notification.signedDate.millisecondsSince1970
             if recovered != nil, notification.notificationType == .didRenew, notification.subtype == .billingRecovery,
                 notification.transactionId == recovered?.transactionId
@@ -273,10 +273,13 @@ extension Evaluator {
     }
 
     /// The end of a run of periods that nothing continued: a billing issue and an expiry, each when the facts show it.
-    func lapse(of period: Purchase, until next: Int64?, chain index: Int, into log: inout EventLog) {
+    func lapse(
+        of period: Purchase, until next: Int64?, chain index: Int, evidence known: BillingEvidence? = nil,
+        into log: inout EventLog
+    ) {
         guard !period.isUpgraded, period.revocation == nil, let end = period.naturalEnd else { return }
         let chain = facts.chains[index].id
-        let evidence = billing(of: period, chain: index, until: next)
+        let evidence = known ?? billing(of: period, chain: index, until: next)
         let expiry: Int64
         let reason: ExpirationReason
         if evidence.issue {
@@ -322,7 +325,7 @@ extension Evaluator {
     /// infos that no notification accounts for.
     func toggleEvents(_ index: Int, members: [Purchase], into log: inout EventLog) {
         let chain = facts.chains[index]
-        let notifications = facts.chainNotifications[index].compactMap { notification -> (at: Int64, on: Bool, uuid: String)? in
+        let notifications = facts.chains[index].notifications.compactMap { notification -> (at: Int64, on: Bool, uuid: String)? in
             guard notification.notificationType == .didChangeRenewalStatus else { return nil }
             switch notification.subtype {
             case .some(.autoRenewEnabled): return (notification.signedDate.millisecondsSince1970, true, notification.notificationUUID)
@@ -343,7 +346,7 @@ extension Evaluator {
         }
         var previousOn = true
         var previousAt = Int64.min
-        for renewal in facts.chainRenewals[index] {
+        for renewal in facts.chains[index].renewals {
             guard let status = renewal.autoRenewStatus, status.isKnown, let at = renewal.signedDate?.millisecondsSince1970 else { continue }
             let on = status == .on
             defer {
