@@ -1,0 +1,174 @@
+import SQLKit
+
+/// A customer: the owner of original transactions, named by one or more app user ids.
+public struct CustomerRecord: Sendable, Hashable {
+    public var id: String
+    public var appId: String
+    /// Created from a notification that named neither a known app user nor a known transaction; merged when the app
+    /// posts that transaction for a real app user id.
+    public var anonymous: Bool
+    public var createdAt: Int64
+
+    public init(id: String, appId: String, anonymous: Bool, createdAt: Int64) {
+        self.id = id
+        self.appId = appId
+        self.anonymous = anonymous
+        self.createdAt = createdAt
+    }
+}
+
+/// One merge, transfer or link, kept for audit.
+public struct AuditRecord: Sendable, Hashable {
+    public var seq: Int64?
+    public var appId: String
+    public var action: String
+    public var originalTransactionId: String?
+    public var fromCustomer: String?
+    public var toCustomer: String?
+    public var detail: String
+    public var at: Int64
+
+    public init(seq: Int64? = nil, appId: String, action: String, originalTransactionId: String? = nil,
+                fromCustomer: String? = nil, toCustomer: String? = nil, detail: String, at: Int64) {
+        self.seq = seq
+        self.appId = appId
+        self.action = action
+        self.originalTransactionId = originalTransactionId
+        self.fromCustomer = fromCustomer
+        self.toCustomer = toCustomer
+        self.detail = detail
+        self.at = at
+    }
+}
+
+extension StorageSession {
+    /// The customer an app user id names.
+    public func customer(app appId: String, appUserId: String) async throws -> CustomerRecord? {
+        try await sql.select()
+            .column(SQLColumn("id", table: "customers")).column(SQLColumn("app_id", table: "customers"))
+            .column(SQLColumn("anonymous", table: "customers")).column(SQLColumn("created_at", table: "customers"))
+            .from("app_users")
+            .join("customers", on: SQLColumn("customer_id", table: "app_users"), .equal, SQLColumn("id", table: "customers"))
+            .where(SQLColumn("app_id", table: "app_users"), .equal, SQLBind(appId))
+            .where(SQLColumn("app_user_id", table: "app_users"), .equal, SQLBind(appUserId))
+            .first().map(Self.customerRecord)
+    }
+
+    public func customer(id: String) async throws -> CustomerRecord? {
+        try await sql.select().columns("id", "app_id", "anonymous", "created_at").from("customers")
+            .where("id", .equal, id).first().map(Self.customerRecord)
+    }
+
+    /// Creates a customer named `appUserId`, or returns the one that name already points to (another writer may have
+    /// created it first).
+    public func findOrCreateCustomer(
+        app appId: String, appUserId: String, anonymous: Bool, newId: String, at now: Int64
+    ) async throws -> CustomerRecord {
+        if let existing = try await customer(app: appId, appUserId: appUserId) { return existing }
+        try await sql.insert(into: "customers").columns("id", "app_id", "anonymous", "created_at")
+            .values(SQLBind(newId), SQLBind(appId), SQLBind(anonymous ? 1 : 0), SQLBind(now)).run()
+        try await sql.insert(into: "app_users").columns("app_id", "app_user_id", "customer_id", "created_at")
+            .values(SQLBind(appId), SQLBind(appUserId), SQLBind(newId), SQLBind(now))
+            .ignoringConflicts(with: ["app_id", "app_user_id"]).run()
+        guard let resolved = try await customer(app: appId, appUserId: appUserId) else {
+            throw StorageError(.corrupt, "app user \(appUserId) vanished while it was created")
+        }
+        if resolved.id != newId {
+            try await sql.delete(from: "customers").where("id", .equal, newId).run()
+        }
+        return resolved
+    }
+
+    /// Holds the customer's row until the transaction ends (PostgreSQL), so that two writers computing the same
+    /// customer's state take turns. SQLite's single writer takes turns already.
+    public func lockCustomer(id: String) async throws {
+        guard kind == .postgres else { return }
+        try await sql.raw("SELECT id FROM customers WHERE id = \(bind: id) FOR UPDATE").run()
+    }
+
+    /// Names the customer by another app user id too (an alias); false if that id already names someone.
+    @discardableResult
+    public func addAppUserId(app appId: String, appUserId: String, customer customerId: String, at now: Int64) async throws -> Bool {
+        let rows = try await sql.insert(into: "app_users").columns("app_id", "app_user_id", "customer_id", "created_at")
+            .values(SQLBind(appId), SQLBind(appUserId), SQLBind(customerId), SQLBind(now))
+            .ignoringConflicts(with: ["app_id", "app_user_id"])
+            .returning("app_user_id").all()
+        return !rows.isEmpty
+    }
+
+    public func appUserIds(customer customerId: String) async throws -> [String] {
+        try await sql.select().column("app_user_id").from("app_users").where("customer_id", .equal, customerId)
+            .orderBy("created_at").orderBy("app_user_id").all()
+            .map { try $0.decode(column: "app_user_id", as: String.self) }
+    }
+
+    /// The customer that owns an original transaction.
+    public func owner(app appId: String, originalTransactionId: String) async throws -> String? {
+        try await sql.select().column("customer_id").from("ownership")
+            .where("app_id", .equal, appId).where("original_transaction_id", .equal, originalTransactionId)
+            .first().map { try $0.decode(column: "customer_id", as: String.self) }
+    }
+
+    /// Gives an unowned original transaction to a customer; returns the owner afterwards (the first link wins).
+    public func link(app appId: String, originalTransactionId: String, customer customerId: String, at now: Int64) async throws -> String {
+        try await sql.insert(into: "ownership").columns("app_id", "original_transaction_id", "customer_id", "linked_at")
+            .values(SQLBind(appId), SQLBind(originalTransactionId), SQLBind(customerId), SQLBind(now))
+            .ignoringConflicts(with: ["app_id", "original_transaction_id"]).run()
+        guard let owner = try await owner(app: appId, originalTransactionId: originalTransactionId) else {
+            throw StorageError(.corrupt, "the ownership of \(originalTransactionId) vanished while it was linked")
+        }
+        return owner
+    }
+
+    /// Moves one original transaction to another customer (a transfer).
+    public func transfer(app appId: String, originalTransactionId: String, to customerId: String, at now: Int64) async throws {
+        try await sql.update("ownership").set("customer_id", to: customerId).set("linked_at", to: now)
+            .where("app_id", .equal, appId).where("original_transaction_id", .equal, originalTransactionId).run()
+    }
+
+    /// Everything `from` owns and every name it has moves to `into`; `from`'s derived state is dropped.
+    public func merge(customer from: String, into: String) async throws {
+        try await sql.update("ownership").set("customer_id", to: into).where("customer_id", .equal, from).run()
+        try await sql.update("app_users").set("customer_id", to: into).where("customer_id", .equal, from).run()
+        try await sql.delete(from: "customer_states").where("customer_id", .equal, from).run()
+    }
+
+    public func originalTransactionIds(customer customerId: String) async throws -> [String] {
+        try await sql.select().column("original_transaction_id").from("ownership").where("customer_id", .equal, customerId)
+            .orderBy("original_transaction_id").all()
+            .map { try $0.decode(column: "original_transaction_id", as: String.self) }
+    }
+
+    public func insertAudit(_ record: AuditRecord) async throws {
+        try await sql.insert(into: "audit_log")
+            .columns("app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")
+            .values(SQLBind(record.appId), SQLBind(record.action), SQLBind(record.originalTransactionId),
+                    SQLBind(record.fromCustomer), SQLBind(record.toCustomer), SQLBind(record.detail), SQLBind(record.at))
+            .run()
+    }
+
+    public func audit(app appId: String, limit: Int = 100) async throws -> [AuditRecord] {
+        try await sql.select()
+            .columns("seq", "app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")
+            .from("audit_log").where("app_id", .equal, appId).orderBy("seq").limit(limit).all()
+            .map { row in
+                AuditRecord(
+                    seq: try row.decode(column: "seq", as: Int64.self),
+                    appId: try row.decode(column: "app_id", as: String.self),
+                    action: try row.decode(column: "action", as: String.self),
+                    originalTransactionId: try row.decode(column: "original_transaction_id", as: String?.self),
+                    fromCustomer: try row.decode(column: "from_customer", as: String?.self),
+                    toCustomer: try row.decode(column: "to_customer", as: String?.self),
+                    detail: try row.decode(column: "detail", as: String.self),
+                    at: try row.decode(column: "at", as: Int64.self))
+            }
+    }
+
+    private static func customerRecord(_ row: any SQLRow) throws -> CustomerRecord {
+        CustomerRecord(
+            id: try row.decode(column: "id", as: String.self),
+            appId: try row.decode(column: "app_id", as: String.self),
+            anonymous: try row.decode(column: "anonymous", as: Int64.self) != 0,
+            createdAt: try row.decode(column: "created_at", as: Int64.self))
+    }
+}

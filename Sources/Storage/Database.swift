@@ -1,0 +1,256 @@
+import Foundation
+@preconcurrency import AsyncKit  // EventLoopGroupConnectionPool is thread-safe (it locks internally) but not marked Sendable
+import NIOConcurrencyHelpers
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresKit
+import SQLiteKit
+import SQLKit
+
+/// Where the data lives: a SQLite file (the default) or a PostgreSQL database, behind one SQLKit code path.
+public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
+    case sqlite(path: String)
+    /// A `postgres://` URL, optionally with a schema that every statement uses (tests give each test its own).
+    case postgres(url: String, schema: String? = nil)
+
+    /// The default: `./storekeeper.sqlite`.
+    public static let defaultSQLite = DatabaseLocation.sqlite(path: "storekeeper.sqlite")
+
+    /// Parses `STOREKEEPER_DATABASE_URL`'s forms: `postgres://…` / `postgresql://…`, `sqlite:<path>`, or a plain path.
+    public init(url: String) throws(StorageError) {
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            self = .postgres(url: url)
+        } else if url.hasPrefix("sqlite://") {
+            self = .sqlite(path: String(url.dropFirst("sqlite://".count)))
+        } else if url.hasPrefix("sqlite:") {
+            self = .sqlite(path: String(url.dropFirst("sqlite:".count)))
+        } else if url.contains("://") {
+            throw StorageError(.invalidConfiguration, "the database URL must start with postgres://, postgresql:// or sqlite:")
+        } else {
+            self = .sqlite(path: url)
+        }
+        if case .sqlite(let path) = self, path.isEmpty {
+            throw StorageError(.invalidConfiguration, "the SQLite database path is empty")
+        }
+    }
+
+    /// Never prints a password.
+    public var description: String {
+        switch self {
+        case .sqlite(let path): return "sqlite:\(path)"
+        case .postgres(let url, let schema):
+            var shown = url
+            if let components = URLComponents(string: url), let host = components.host {
+                shown = "postgres://\(components.user.map { "\($0)@" } ?? "")\(host)\(components.port.map { ":\($0)" } ?? "")\(components.path)"
+            }
+            return schema.map { "\(shown) (schema \($0))" } ?? shown
+        }
+    }
+}
+
+/// Why storage failed. `unavailable` is the retryable kind: the database could not be reached or answered an error
+/// that a later attempt may not meet (a webhook answers 5xx for it, so Apple retries).
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case invalidConfiguration
+        case unavailable
+        case pendingMigrations
+        case conflict
+        case corrupt
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
+
+/// The open database: reads, and write transactions that commit or roll back as a whole.
+///
+/// On SQLite there is one writer connection, whose transactions are serialized by an async lock (SQLite allows one
+/// writer at a time anyway), and separate reader connections that see only committed data (WAL mode). On PostgreSQL
+/// a connection pool; each transaction pins one connection.
+public final class StorageDatabase: Sendable {
+    public enum Kind: String, Sendable { case sqlite, postgres }
+
+    public let kind: Kind
+    public let location: DatabaseLocation
+    private let backend: Backend
+    private let logger: Logger
+
+    private enum Backend: Sendable {
+        case sqlite(writer: SQLiteConnection, readers: [SQLiteConnection], writeLock: AsyncLock, next: NIOLockedCounter)
+        case postgres(pool: EventLoopGroupConnectionPool<PostgresConnectionSource>)
+    }
+
+    private init(kind: Kind, location: DatabaseLocation, backend: Backend, logger: Logger) {
+        self.kind = kind
+        self.location = location
+        self.backend = backend
+        self.logger = logger
+    }
+
+    /// Opens (and for SQLite creates) the database. Nothing is migrated here; see ``Migrator``.
+    public static func open(_ location: DatabaseLocation, logger: Logger = Logger(label: "storekeeper.storage")) async throws -> StorageDatabase {
+        switch location {
+        case .sqlite(let path):
+            do {
+                let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                try await configure(writer, logger: logger)
+                var readers: [SQLiteConnection] = []
+                for _ in 0..<2 {
+                    let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+                    try await configure(reader, logger: logger)
+                    readers.append(reader)
+                }
+                return StorageDatabase(
+                    kind: .sqlite, location: location,
+                    backend: .sqlite(writer: writer, readers: readers, writeLock: AsyncLock(), next: NIOLockedCounter()),
+                    logger: logger)
+            } catch {
+                throw StorageError(.unavailable, "cannot open the SQLite database \(path): \(error)")
+            }
+        case .postgres(let url, let schema):
+            var configuration: SQLPostgresConfiguration
+            do {
+                configuration = try SQLPostgresConfiguration(url: url)
+            } catch {
+                throw StorageError(.invalidConfiguration, "the PostgreSQL URL is not valid: \(error)")
+            }
+            if let schema { configuration.searchPath = [schema] }
+            let pool = EventLoopGroupConnectionPool(
+                source: PostgresConnectionSource(sqlConfiguration: configuration),
+                maxConnectionsPerEventLoop: 4,
+                requestTimeout: .seconds(10),
+                logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton)
+            let database = StorageDatabase(kind: .postgres, location: location, backend: .postgres(pool: pool), logger: logger)
+            do {
+                // Fail now, with a clear error, rather than on the first request.
+                try await database.read { try await $0.raw("SELECT 1").run() }
+            } catch {
+                try? await pool.shutdownAsync()
+                throw StorageError(.unavailable, "cannot reach PostgreSQL at \(location): \(String(reflecting: error))")
+            }
+            return database
+        }
+    }
+
+    private static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
+        let sql = connection.sql()
+        // WAL: readers see the last commit while the writer works. synchronous=NORMAL in WAL mode loses nothing on a
+        // process crash (kill -9); only a power loss can drop the last commits. busy_timeout covers a second process.
+        try await sql.raw("PRAGMA journal_mode=WAL").run()
+        try await sql.raw("PRAGMA synchronous=NORMAL").run()
+        try await sql.raw("PRAGMA busy_timeout=5000").run()
+        try await sql.raw("PRAGMA foreign_keys=ON").run()
+    }
+
+    /// Runs `body` outside any transaction; it sees committed data only.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        switch backend {
+        case .sqlite(_, let readers, _, let next):
+            return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql()) }
+        case .postgres(let pool):
+            return try await Self.mapErrors { try await body(pool.database(logger: logger).sql()) }
+        }
+    }
+
+    /// Runs `body` in one transaction: it commits if `body` returns, and rolls back if it throws.
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        switch backend {
+        case .sqlite(let writer, _, let lock, _):
+            return try await lock.withLock {
+                try await Self.mapErrors { try await Self.inTransaction(writer.sql(), begin: "BEGIN IMMEDIATE", body) }
+            }
+        case .postgres(let pool):
+            return try await Self.mapErrors {
+                try await pool.database(logger: logger).sql().withSession { session in
+                    try await Self.inTransaction(session, begin: "BEGIN", body)
+                }
+            }
+        }
+    }
+
+    private static func inTransaction<T>(
+        _ db: any SQLDatabase, begin: String, _ body: @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
+        try await db.raw(SQLQueryString(begin)).run()
+        do {
+            let value = try await body(db)
+            try await db.raw("COMMIT").run()
+            return value
+        } catch {
+            try? await db.raw("ROLLBACK").run()
+            throw error
+        }
+    }
+
+    /// Driver errors become `StorageError.unavailable` (retryable); errors of our own pass through.
+    private static func mapErrors<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch let error as StorageError {
+            throw error
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
+                || error is IOError || error is NIOConnectionError {
+                throw StorageError(.unavailable, String(reflecting: error))
+            }
+            throw error
+        }
+    }
+
+    /// Whether the database answers (for `/health`).
+    public func ping() async throws {
+        try await read { try await $0.raw("SELECT 1").run() }
+    }
+
+    public func close() async {
+        switch backend {
+        case .sqlite(let writer, let readers, _, _):
+            for connection in readers + [writer] { try? await connection.close() }
+        case .postgres(let pool):
+            try? await pool.shutdownAsync()
+        }
+    }
+}
+
+/// A counter for round-robin choice of a reader.
+final class NIOLockedCounter: Sendable {
+    private let value = NIOLockedValueBox(0)
+    func next() -> Int { value.withLockedValue { $0 &+= 1; return $0 & Int.max } }
+}
+
+extension StorageDatabase {
+    /// A write transaction over the repositories.
+    public func writing<T: Sendable>(_ body: @escaping @Sendable (StorageSession) async throws -> T) async throws -> T {
+        let kind = self.kind
+        return try await transaction { try await body(StorageSession(sql: $0, kind: kind)) }
+    }
+
+    /// Reads over the repositories, outside a transaction.
+    public func reading<T: Sendable>(_ body: @escaping @Sendable (StorageSession) async throws -> T) async throws -> T {
+        let kind = self.kind
+        return try await read { try await body(StorageSession(sql: $0, kind: kind)) }
+    }
+}
+
+/// The repositories, over one connection or transaction.
+public struct StorageSession: Sendable {
+    public let sql: any SQLDatabase
+    public let kind: StorageDatabase.Kind
+
+    public init(sql: any SQLDatabase, kind: StorageDatabase.Kind) {
+        self.sql = sql
+        self.kind = kind
+    }
+}

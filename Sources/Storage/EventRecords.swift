@@ -1,0 +1,143 @@
+import SQLKit
+
+/// A subscription event as stored, with its place in the app's stream (`seq`, the pull API's cursor).
+public struct EventRecord: Sendable, Hashable {
+    public var seq: Int64?
+    public var appId: String
+    public var eventId: String
+    public var originalTransactionId: String?
+    public var customerId: String
+    public var environment: String
+    public var type: String
+    public var effectiveAt: Int64
+    /// The event as JSON.
+    public var payload: String
+    public var recordedAt: Int64
+
+    public init(seq: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
+                environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64) {
+        self.seq = seq
+        self.appId = appId
+        self.eventId = eventId
+        self.originalTransactionId = originalTransactionId
+        self.customerId = customerId
+        self.environment = environment
+        self.type = type
+        self.effectiveAt = effectiveAt
+        self.payload = payload
+        self.recordedAt = recordedAt
+    }
+}
+
+/// A customer's last computed state in one environment, as JSON.
+public struct StateRecord: Sendable, Hashable {
+    public var customerId: String
+    public var environment: String
+    public var state: String
+    public var nextChangeAt: Int64?
+    public var computedAt: Int64
+
+    public init(customerId: String, environment: String, state: String, nextChangeAt: Int64?, computedAt: Int64) {
+        self.customerId = customerId
+        self.environment = environment
+        self.state = state
+        self.nextChangeAt = nextChangeAt
+        self.computedAt = computedAt
+    }
+}
+
+extension StorageSession {
+    /// Records the events not recorded before (by id); returns how many were new.
+    ///
+    /// On PostgreSQL the app's stream is locked until commit first, so that `seq` values become visible in order
+    /// and a reader following the cursor never skips an event that commits late.
+    @discardableResult
+    public func record(_ events: [EventRecord]) async throws -> Int {
+        guard let first = events.first else { return 0 }
+        if kind == .postgres {
+            try await sql.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: "events:" + first.appId)))").run()
+        }
+        var inserted = 0
+        for e in events {
+            let rows = try await sql.insert(into: "events")
+                .columns("app_id", "event_id", "original_transaction_id", "customer_id", "environment", "type",
+                         "effective_at", "payload", "recorded_at")
+                .values(SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
+                        SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
+                        SQLBind(e.recordedAt))
+                .ignoringConflicts(with: ["app_id", "event_id"])
+                .returning("seq").all()
+            inserted += rows.count
+        }
+        return inserted
+    }
+
+    /// The app's events after a cursor, in recording order.
+    public func events(app appId: String, after seq: Int64, limit: Int) async throws -> [EventRecord] {
+        try await sql.select().columns(Self.eventColumns).from("events")
+            .where("app_id", .equal, appId).where("seq", .greaterThan, seq)
+            .orderBy("seq").limit(limit).all().map(Self.eventRecord)
+    }
+
+    /// The events about these original transactions, in recording order.
+    public func events(app appId: String, originalTransactionIds ids: [String], after seq: Int64, limit: Int) async throws -> [EventRecord] {
+        guard !ids.isEmpty else { return [] }
+        return try await sql.select().columns(Self.eventColumns).from("events")
+            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).where("seq", .greaterThan, seq)
+            .orderBy("seq").limit(limit).all().map(Self.eventRecord)
+    }
+
+    public func upsert(_ s: StateRecord) async throws {
+        try await sql.insert(into: "customer_states")
+            .columns("customer_id", "environment", "state", "next_change_at", "computed_at")
+            .values(SQLBind(s.customerId), SQLBind(s.environment), SQLBind(s.state), SQLBind(s.nextChangeAt), SQLBind(s.computedAt))
+            .onConflict(with: ["customer_id", "environment"]) {
+                $0.set(excludedValueOf: "state").set(excludedValueOf: "next_change_at").set(excludedValueOf: "computed_at")
+            }
+            .run()
+    }
+
+    public func state(customer customerId: String, environment: String) async throws -> StateRecord? {
+        try await sql.select().columns("customer_id", "environment", "state", "next_change_at", "computed_at")
+            .from("customer_states").where("customer_id", .equal, customerId).where("environment", .equal, environment)
+            .first().map { row in
+                StateRecord(
+                    customerId: try row.decode(column: "customer_id", as: String.self),
+                    environment: try row.decode(column: "environment", as: String.self),
+                    state: try row.decode(column: "state", as: String.self),
+                    nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
+                    computedAt: try row.decode(column: "computed_at", as: Int64.self))
+            }
+    }
+
+    private static let eventColumns = ["seq", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
+                                       "type", "effective_at", "payload", "recorded_at"]
+
+    private static func eventRecord(_ row: any SQLRow) throws -> EventRecord {
+        EventRecord(
+            seq: try row.decode(column: "seq", as: Int64.self),
+            appId: try row.decode(column: "app_id", as: String.self),
+            eventId: try row.decode(column: "event_id", as: String.self),
+            originalTransactionId: try row.decode(column: "original_transaction_id", as: String?.self),
+            customerId: try row.decode(column: "customer_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            type: try row.decode(column: "type", as: String.self),
+            effectiveAt: try row.decode(column: "effective_at", as: Int64.self),
+            payload: try row.decode(column: "payload", as: String.self),
+            recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+    }
+}
+
+extension StorageSession {
+    /// Customers whose stored state changes by `now` with no new fact (an expiry, a grace period's end), oldest first.
+    public func customersDue(at now: Int64, limit: Int) async throws -> [(customerId: String, appId: String)] {
+        try await sql.select()
+            .column(SQLColumn("customer_id", table: "customer_states")).column(SQLColumn("app_id", table: "customers"))
+            .from("customer_states")
+            .join("customers", on: SQLColumn("customer_id", table: "customer_states"), .equal, SQLColumn("id", table: "customers"))
+            .where(SQLColumn("next_change_at", table: "customer_states"), .lessThanOrEqual, SQLBind(now))
+            .orderBy(SQLColumn("next_change_at", table: "customer_states"))
+            .limit(limit).all()
+            .map { (try $0.decode(column: "customer_id", as: String.self), try $0.decode(column: "app_id", as: String.self)) }
+    }
+}

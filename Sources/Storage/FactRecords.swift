@@ -1,0 +1,195 @@
+import SQLKit
+
+/// A verified transaction, as stored: the decoded payload as JSON, the raw JWS when it came signed, and the columns
+/// that queries need.
+public struct TransactionRecord: Sendable, Hashable {
+    public var appId: String
+    public var transactionId: String
+    /// The digest of this version's payload: a refund or an upgrade is a new version of the same transaction.
+    public var version: String
+    public var originalTransactionId: String
+    public var environment: String
+    public var productId: String
+    public var signedDate: Int64
+    public var purchaseDate: Int64?
+    public var expiresDate: Int64?
+    public var revocationDate: Int64?
+    public var price: Int64?
+    public var currency: String?
+    /// Where it came from: `notification`, `sdk`, `receipt`, `serverAPI`.
+    public var source: String
+    public var payload: String
+    public var signed: String?
+    public var receivedAt: Int64
+
+    public init(appId: String, transactionId: String, version: String, originalTransactionId: String, environment: String,
+                productId: String, signedDate: Int64, purchaseDate: Int64?, expiresDate: Int64?, revocationDate: Int64?,
+                price: Int64?, currency: String?, source: String, payload: String, signed: String?, receivedAt: Int64) {
+        self.appId = appId
+        self.transactionId = transactionId
+        self.version = version
+        self.originalTransactionId = originalTransactionId
+        self.environment = environment
+        self.productId = productId
+        self.signedDate = signedDate
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.revocationDate = revocationDate
+        self.price = price
+        self.currency = currency
+        self.source = source
+        self.payload = payload
+        self.signed = signed
+        self.receivedAt = receivedAt
+    }
+}
+
+public struct RenewalInfoRecord: Sendable, Hashable {
+    public var appId: String
+    public var originalTransactionId: String
+    public var version: String
+    public var environment: String
+    public var signedDate: Int64
+    public var payload: String
+    public var signed: String?
+    public var receivedAt: Int64
+
+    public init(appId: String, originalTransactionId: String, version: String, environment: String, signedDate: Int64,
+                payload: String, signed: String?, receivedAt: Int64) {
+        self.appId = appId
+        self.originalTransactionId = originalTransactionId
+        self.version = version
+        self.environment = environment
+        self.signedDate = signedDate
+        self.payload = payload
+        self.signed = signed
+        self.receivedAt = receivedAt
+    }
+}
+
+public struct NotificationRecord: Sendable, Hashable {
+    public var appId: String
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var environment: String
+    public var signedDate: Int64
+    public var originalTransactionId: String?
+    /// What the engine reads (the notification's type, subtype, date and the transaction it is about), as JSON.
+    public var fact: String
+    /// The `signedPayload` exactly as it arrived: the whole notification can be verified and decoded again from it.
+    public var signed: String
+    public var receivedAt: Int64
+
+    public init(appId: String, notificationUUID: String, notificationType: String, subtype: String?, environment: String,
+                signedDate: Int64, originalTransactionId: String?, fact: String, signed: String, receivedAt: Int64) {
+        self.appId = appId
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.environment = environment
+        self.signedDate = signedDate
+        self.originalTransactionId = originalTransactionId
+        self.fact = fact
+        self.signed = signed
+        self.receivedAt = receivedAt
+    }
+}
+
+/// The stored facts of some original transactions, as the JSON the engine's models decode from.
+public struct StoredFacts: Sendable, Hashable {
+    public var transactions: [String] = []
+    public var renewalInfos: [String] = []
+    public var notifications: [String] = []
+
+    public init(transactions: [String] = [], renewalInfos: [String] = [], notifications: [String] = []) {
+        self.transactions = transactions
+        self.renewalInfos = renewalInfos
+        self.notifications = notifications
+    }
+
+    public var count: Int { transactions.count + renewalInfos.count + notifications.count }
+}
+
+extension StorageSession {
+    /// Stores a transaction version once; true if it was new.
+    @discardableResult
+    public func insert(_ t: TransactionRecord) async throws -> Bool {
+        let rows = try await sql.insert(into: "transactions")
+            .columns("app_id", "transaction_id", "version", "original_transaction_id", "environment", "product_id",
+                     "signed_date", "purchase_date", "expires_date", "revocation_date", "price", "currency", "source",
+                     "payload", "signed", "received_at")
+            .values(SQLBind(t.appId), SQLBind(t.transactionId), SQLBind(t.version), SQLBind(t.originalTransactionId),
+                    SQLBind(t.environment), SQLBind(t.productId), SQLBind(t.signedDate), SQLBind(t.purchaseDate),
+                    SQLBind(t.expiresDate), SQLBind(t.revocationDate), SQLBind(t.price), SQLBind(t.currency),
+                    SQLBind(t.source), SQLBind(t.payload), SQLBind(t.signed), SQLBind(t.receivedAt))
+            .ignoringConflicts(with: ["app_id", "transaction_id", "version"])
+            .returning("version").all()
+        return !rows.isEmpty
+    }
+
+    @discardableResult
+    public func insert(_ r: RenewalInfoRecord) async throws -> Bool {
+        let rows = try await sql.insert(into: "renewal_infos")
+            .columns("app_id", "original_transaction_id", "version", "environment", "signed_date", "payload", "signed",
+                     "received_at")
+            .values(SQLBind(r.appId), SQLBind(r.originalTransactionId), SQLBind(r.version), SQLBind(r.environment),
+                    SQLBind(r.signedDate), SQLBind(r.payload), SQLBind(r.signed), SQLBind(r.receivedAt))
+            .ignoringConflicts(with: ["app_id", "original_transaction_id", "version"])
+            .returning("version").all()
+        return !rows.isEmpty
+    }
+
+    /// Stores a notification once (by its UUID); true if it was new.
+    @discardableResult
+    public func insert(_ n: NotificationRecord) async throws -> Bool {
+        let rows = try await sql.insert(into: "notifications")
+            .columns("app_id", "notification_uuid", "notification_type", "subtype", "environment", "signed_date",
+                     "original_transaction_id", "fact", "signed", "received_at")
+            .values(SQLBind(n.appId), SQLBind(n.notificationUUID), SQLBind(n.notificationType), SQLBind(n.subtype),
+                    SQLBind(n.environment), SQLBind(n.signedDate), SQLBind(n.originalTransactionId), SQLBind(n.fact),
+                    SQLBind(n.signed), SQLBind(n.receivedAt))
+            .ignoringConflicts(with: ["app_id", "notification_uuid"])
+            .returning("notification_uuid").all()
+        return !rows.isEmpty
+    }
+
+    public func hasNotification(app appId: String, uuid: String) async throws -> Bool {
+        try await sql.select().column("notification_uuid").from("notifications")
+            .where("app_id", .equal, appId).where("notification_uuid", .equal, uuid).first() != nil
+    }
+
+    public func notificationCount(app appId: String) async throws -> Int {
+        try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n").from("notifications")
+            .where("app_id", .equal, appId).first()?.decode(column: "n", as: Int.self) ?? 0
+    }
+
+    public func notificationUUIDs(app appId: String) async throws -> [String] {
+        try await sql.select().column("notification_uuid").from("notifications").where("app_id", .equal, appId)
+            .all().map { try $0.decode(column: "notification_uuid", as: String.self) }
+    }
+
+    /// Every stored fact about these original transactions.
+    public func facts(app appId: String, originalTransactionIds ids: [String]) async throws -> StoredFacts {
+        guard !ids.isEmpty else { return StoredFacts() }
+        var facts = StoredFacts()
+        facts.transactions = try await sql.select().column("payload").from("transactions")
+            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
+            .map { try $0.decode(column: "payload", as: String.self) }
+        facts.renewalInfos = try await sql.select().column("payload").from("renewal_infos")
+            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
+            .map { try $0.decode(column: "payload", as: String.self) }
+        facts.notifications = try await sql.select().column("fact").from("notifications")
+            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
+            .map { try $0.decode(column: "fact", as: String.self) }
+        return facts
+    }
+
+    /// Original transactions whose latest stored expiry falls in `[from, to)`: what reconciliation asks Apple about.
+    public func originalTransactionsExpiring(app appId: String, from: Int64, to: Int64, limit: Int) async throws -> [String] {
+        try await sql.select().distinct().column("original_transaction_id").from("transactions")
+            .where("app_id", .equal, appId).where("expires_date", .greaterThanOrEqual, from).where("expires_date", .lessThan, to)
+            .orderBy("original_transaction_id").limit(limit).all()
+            .map { try $0.decode(column: "original_transaction_id", as: String.self) }
+    }
+}

@@ -1,0 +1,141 @@
+import AppStore
+import Entitlements
+import Foundation
+
+/// What an app is configured with, stored as JSON in `apps.config`. Secrets (the verifyReceipt shared secret and the
+/// Server API key) live here and never leave the server: ``AppConfiguration/View`` is what the admin API shows.
+public struct AppConfiguration: Codable, Sendable, Hashable {
+    public enum TransferPolicy: String, Codable, Sendable, Hashable {
+        /// An original transaction posted by another customer moves to that customer (the default).
+        case transfer
+        /// The first owner keeps it; the other customer gets 409.
+        case keep
+    }
+
+    /// App Store Server API credentials: the issuer id, the key id and the `.p8` private key (PEM).
+    public struct ServerAPICredentials: Codable, Sendable, Hashable {
+        public var issuerId: String
+        public var keyId: String
+        public var privateKey: String
+        /// Where the API is; Apple's by default (the simulator's fake Server API in tests).
+        public var baseURL: String?
+
+        public init(issuerId: String, keyId: String, privateKey: String, baseURL: String? = nil) {
+            self.issuerId = issuerId
+            self.keyId = keyId
+            self.privateKey = privateKey
+            self.baseURL = baseURL
+        }
+    }
+
+    public var bundleId: String
+    public var appAppleId: Int64?
+    /// `Production`, `Sandbox` (and `Xcode`, `LocalTesting`): the first is the default of the customer API.
+    public var environments: [String]
+    /// DER certificates, base64; Apple's roots when absent.
+    public var trustedRoots: [String]?
+    public var sharedSecret: String?
+    public var serverAPI: ServerAPICredentials?
+    /// verifyReceipt's URLs, when not Apple's (tests).
+    public var verifyReceiptURLs: [String]?
+    public var catalog: Catalog
+    public var transferPolicy: TransferPolicy
+
+    public init(bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
+                sharedSecret: String? = nil, serverAPI: ServerAPICredentials? = nil, verifyReceiptURLs: [String]? = nil,
+                catalog: Catalog, transferPolicy: TransferPolicy = .transfer) {
+        self.bundleId = bundleId
+        self.appAppleId = appAppleId
+        self.environments = environments
+        self.trustedRoots = trustedRoots
+        self.sharedSecret = sharedSecret
+        self.serverAPI = serverAPI
+        self.verifyReceiptURLs = verifyReceiptURLs
+        self.catalog = catalog
+        self.transferPolicy = transferPolicy
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case bundleId, appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        bundleId = try c.decode(String.self, forKey: .bundleId)
+        appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
+        environments = try c.decode([String].self, forKey: .environments)
+        trustedRoots = try c.decodeIfPresent([String].self, forKey: .trustedRoots)
+        sharedSecret = try c.decodeIfPresent(String.self, forKey: .sharedSecret)
+        serverAPI = try c.decodeIfPresent(ServerAPICredentials.self, forKey: .serverAPI)
+        verifyReceiptURLs = try c.decodeIfPresent([String].self, forKey: .verifyReceiptURLs)
+        catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog) ?? Catalog.empty
+        transferPolicy = try c.decodeIfPresent(TransferPolicy.self, forKey: .transferPolicy) ?? .transfer
+    }
+
+    /// The environments, typed.
+    public var allowedEnvironments: [Environment] { environments.map(Environment.init(rawValue:)) }
+
+    /// The trusted roots as DER.
+    public func rootCertificates() throws(APIError) -> [[UInt8]] {
+        guard let trustedRoots else { return AppleRootCertificates.storeKit }
+        return try trustedRoots.enumerated().map { index, text throws(APIError) in
+            guard let der = Data(base64Encoded: text) else {
+                throw APIError.invalidRequest("trustedRoots[\(index)] is not base64")
+            }
+            return Array(der)
+        }
+    }
+
+    /// Checks what can be checked without Apple: known environments, an appAppleId for production, parseable roots,
+    /// a usable Server API key.
+    public func validate() throws(APIError) {
+        guard !bundleId.isEmpty else { throw .invalidRequest("bundleId is empty") }
+        guard !environments.isEmpty else { throw .invalidRequest("environments is empty: allow Production, Sandbox or both") }
+        for environment in environments where !Environment.known.map(\.rawValue).contains(environment) {
+            throw .invalidRequest("unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
+        }
+        if environments.contains(Environment.production.rawValue), appAppleId == nil {
+            throw .invalidRequest("an appAppleId is required to accept Production data")
+        }
+        let roots = try rootCertificates()
+        do {
+            _ = try SignedDataVerifier(.init(rootCertificates: roots, bundleId: bundleId, appAppleId: appAppleId))
+        } catch {
+            throw .invalidRequest("trustedRoots: \(error.message)")
+        }
+        if let serverAPI {
+            do {
+                _ = try AppStoreSigningKey(pem: serverAPI.privateKey, keyId: serverAPI.keyId, issuerId: serverAPI.issuerId, bundleId: bundleId)
+            } catch {
+                throw .invalidRequest("serverAPI.privateKey: \(error)")
+            }
+        }
+    }
+
+    /// What the admin API shows: everything but the secrets, which appear only as "configured".
+    public struct View: Encodable, Sendable {
+        public var appId: String
+        public var bundleId: String
+        public var appAppleId: Int64?
+        public var environments: [String]
+        public var trustedRoots: [String]?
+        public var sharedSecretConfigured: Bool
+        public var serverAPI: ServerAPIView?
+        public var catalog: Catalog
+        public var transferPolicy: TransferPolicy
+
+        public struct ServerAPIView: Encodable, Sendable {
+            public var issuerId: String
+            public var keyId: String
+            public var baseURL: String?
+            public var privateKeyConfigured = true
+        }
+    }
+
+    public func view(appId: String) -> View {
+        View(appId: appId, bundleId: bundleId, appAppleId: appAppleId, environments: environments, trustedRoots: trustedRoots,
+             sharedSecretConfigured: sharedSecret != nil,
+             serverAPI: serverAPI.map { .init(issuerId: $0.issuerId, keyId: $0.keyId, baseURL: $0.baseURL) },
+             catalog: catalog, transferPolicy: transferPolicy)
+    }
+}

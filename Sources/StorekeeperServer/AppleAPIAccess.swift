@@ -1,0 +1,94 @@
+import AppStore
+import AsyncHTTPClient
+import Entitlements
+import Foundation
+import Logging
+import Storage
+
+/// Calls to Apple on an app's behalf: the App Store Server API (history, statuses, notification history) and
+/// verifyReceipt. Everything it returns is verified with the app's own verifier before it is stored.
+public struct AppleAPIAccess: Sendable {
+    let httpClient: HTTPClient
+    let logger: Logger
+    let metrics: ServerMetrics
+
+    init(httpClient: HTTPClient, logger: Logger, metrics: ServerMetrics) {
+        self.httpClient = httpClient
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    func client(app: AppRuntime, environment: Environment) throws -> AppStoreServerAPIClient? {
+        guard let credentials = app.config.serverAPI else { return nil }
+        let key = try AppStoreSigningKey(pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
+                                         bundleId: app.config.bundleId)
+        var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: environment)
+        if let base = credentials.baseURL {
+            configuration.productionBaseURL = base
+            configuration.sandboxBaseURL = base
+        }
+        return AppStoreServerAPIClient(configuration, verifier: app.verifier, httpClient: httpClient)
+    }
+
+    struct Pulled: Sendable {
+        var transactions: [TransactionRecord] = []
+        var renewals: [RenewalInfoRecord] = []
+    }
+
+    /// The whole transaction history and the subscription statuses behind one transaction. A failure here does not
+    /// fail the app's post, whose own transaction is verified already: it is logged and counted, and reconciliation
+    /// tries again later.
+    func history(app: AppRuntime, transactionId: String, environment: Environment, now: Int64) async -> Pulled {
+        var pulled = Pulled()
+        do {
+            guard let client = try client(app: app, environment: environment) else { return pulled }
+            for signed in try await client.allTransactionHistory(transactionId: transactionId) {
+                guard (try? app.checkEnvironment(signed.value.environment, what: "transaction")) != nil else { continue }
+                pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: "serverAPI", app: app.id, now: now))
+            }
+            let statuses = try await client.allSubscriptionStatuses(transactionId: transactionId)
+            for group in statuses.groups {
+                for item in group.lastTransactions {
+                    if let t = item.transaction {
+                        pulled.transactions.append(try FactCoding.record(t.value, signed: t.jws, source: "serverAPI", app: app.id, now: now))
+                    }
+                    if let r = item.renewalInfo, let record = try FactCoding.record(r.value, signed: r.jws, app: app.id, now: now) {
+                        pulled.renewals.append(record)
+                    }
+                }
+            }
+            metrics.appleCall("history", result: "ok")
+        } catch {
+            metrics.appleCall("history", result: "error")
+            logger.warning("pulling the App Store history failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+        }
+        return pulled
+    }
+
+    /// verifyReceipt's latest receipt info, as transactions. Apple's answer is not signed: it is trusted because it
+    /// came over TLS from Apple with the app's shared secret, as Apple documents.
+    func verifyReceipt(_ base64: String, app: AppRuntime, now: Int64) async throws -> [TransactionRecord] {
+        var configuration = VerifyReceiptClient.Configuration(sharedSecret: app.config.sharedSecret)
+        if let urls = app.config.verifyReceiptURLs, urls.count == 2 {
+            configuration.productionURL = urls[0]
+            configuration.sandboxURL = urls[1]
+        }
+        let response: VerifyReceiptResponse
+        do {
+            response = try await VerifyReceiptClient(configuration, httpClient: httpClient).verify(receiptData: base64)
+            metrics.appleCall("verifyReceipt", result: "ok")
+        } catch {
+            metrics.appleCall("verifyReceipt", result: "error")
+            if error.isRetryable { throw APIError.unavailable("verifyReceipt: \(error.message)") }
+            throw APIError.init(.badRequest, "receipt_rejected", "verifyReceipt: \(error.message)")
+        }
+        if let type = response.receipt?.receiptType {
+            try app.checkEnvironment(Ingestion.receiptEnvironment(type), what: "receipt")
+        }
+        return try response.latestReceiptInfo.compactMap { entry throws(APIError) -> TransactionRecord? in
+            let transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: response.receipt)
+            guard transaction.transactionId != nil, transaction.productId != nil else { return nil }
+            return try FactCoding.record(transaction, signed: nil, source: "verifyReceipt", app: app.id, now: now)
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import AppStore
+import Foundation
+import Logging
+import ServiceLifecycle
+import Storage
+
+/// Brings the stored facts back in line with Apple's, for apps with Server API credentials: notifications Apple
+/// failed to deliver (Notification History, `onlyFailures`), and the statuses of subscriptions near their expiry or
+/// in billing retry. It also re-evaluates customers whose state changed with time alone, so that events such as an
+/// expiry are recorded even for customers nobody reads.
+public struct Reconciler: Sendable {
+    public struct Report: Codable, Sendable, Hashable {
+        public var apps = 0
+        public var notificationsFetched = 0
+        public var notificationsNew = 0
+        public var subscriptionsChecked = 0
+        public var customersRefreshed = 0
+        public var errors: [String] = []
+    }
+
+    let ingestion: Ingestion
+    /// How far back Notification History is read.
+    public var lookback: Duration = .seconds(3 * 86_400)
+
+    public init(ingestion: Ingestion) {
+        self.ingestion = ingestion
+    }
+
+    /// One pass over every app.
+    public func run() async -> Report {
+        var report = Report()
+        let now = ingestion.nowMs
+        let apps: [AppRecord]
+        do {
+            apps = try await ingestion.database.reading { try await $0.apps() }
+        } catch {
+            report.errors.append("listing apps: \(error)")
+            return report
+        }
+        for record in apps {
+            guard let app = try? await ingestion.registry.app(id: record.id) else {
+                report.errors.append("app \(record.id): its configuration does not load")
+                continue
+            }
+            report.apps += 1
+            if app.config.serverAPI != nil, let apple = ingestion.appleAPI {
+                for environment in app.config.allowedEnvironments where environment == .production || environment == .sandbox {
+                    await reconcile(app: app, environment: environment, apple: apple, now: now, report: &report)
+                }
+            }
+        }
+        await refreshDue(now: now, report: &report)
+        ingestion.metrics.reconciliation("notifications", count: report.notificationsNew)
+        ingestion.metrics.reconciliation("subscriptions", count: report.subscriptionsChecked)
+        ingestion.metrics.reconciliation("customers", count: report.customersRefreshed)
+        return report
+    }
+
+    private func reconcile(app: AppRuntime, environment: Environment, apple: AppleAPIAccess, now: Int64, report: inout Report) async {
+        let client: AppStoreServerAPIClient
+        do {
+            guard let made = try apple.client(app: app, environment: environment) else { return }
+            client = made
+        } catch {
+            report.errors.append("app \(app.id): the Server API key does not load: \(error)")
+            return
+        }
+        // Notifications Apple could not deliver.
+        let lookbackMs = Int64(lookback.components.seconds) * 1000
+        let request = NotificationHistoryRequest(
+            startDate: Timestamp(millisecondsSince1970: now - lookbackMs), endDate: Timestamp(millisecondsSince1970: now), onlyFailures: true)
+        var token: String?
+        var pages = 0
+        repeat {
+            do {
+                let page = try await client.notificationHistory(request, paginationToken: token)
+                for item in page.items {
+                    guard let notification = item.notification else { continue }
+                    report.notificationsFetched += 1
+                    do {
+                        try app.checkEnvironment(notification.value.payload.appIdentity.environment, what: "notification")
+                        let outcome = try await ingestion.applyNotification(notification.value, signedPayload: notification.jws, app: app)
+                        if outcome != .duplicate { report.notificationsNew += 1 }
+                    } catch {
+                        report.errors.append("app \(app.id): notification: \(error)")
+                    }
+                }
+                token = page.hasMore ? page.paginationToken : nil
+            } catch {
+                report.errors.append("app \(app.id) \(environment.rawValue): notification history: \(error)")
+                token = nil
+            }
+            pages += 1
+        } while token != nil && pages < 100
+
+        // Subscriptions that expired within Apple's billing-retry window or expire within a day: ask for their status.
+        let originals: [String]
+        do {
+            originals = try await ingestion.database.reading {
+                try await $0.originalTransactionsExpiring(
+                    app: app.id, from: now - EntitlementWindow.billingRetry, to: now + 86_400_000, limit: 1000)
+            }
+        } catch {
+            report.errors.append("app \(app.id): \(error)")
+            return
+        }
+        for original in originals {
+            let pulled = await apple.history(app: app, transactionId: original, environment: environment, now: now)
+            guard !pulled.transactions.isEmpty || !pulled.renewals.isEmpty else { continue }
+            report.subscriptionsChecked += 1
+            do {
+                try await ingestion.storePulled(pulled, app: app, originalTransactionId: original, now: now)
+            } catch {
+                report.errors.append("app \(app.id): storing \(original): \(error)")
+            }
+        }
+    }
+
+    private func refreshDue(now: Int64, report: inout Report) async {
+        for _ in 0..<100 {
+            let due: [(customerId: String, appId: String)]
+            do {
+                due = try await ingestion.database.reading { try await $0.customersDue(at: now, limit: 500) }
+            } catch {
+                report.errors.append("customers due: \(error)")
+                return
+            }
+            if due.isEmpty { return }
+            for customer in due {
+                do {
+                    let app = try await ingestion.registry.app(id: customer.appId)
+                    try await ingestion.refresh(app: app, customerId: customer.customerId)
+                    report.customersRefreshed += 1
+                } catch {
+                    report.errors.append("customer \(customer.customerId): \(error)")
+                    return
+                }
+            }
+        }
+    }
+}
+
+enum EntitlementWindow {
+    /// Apple's longest billing retry, 60 days.
+    static let billingRetry: Int64 = 60 * 86_400_000
+}
+
+/// Reconciliation as a service of the server: a pass every `interval`, until shutdown.
+public struct ReconcilerService: Service {
+    let reconciler: Reconciler
+    let interval: Duration
+    let logger: Logger
+
+    public init(reconciler: Reconciler, interval: Duration, logger: Logger) {
+        self.reconciler = reconciler
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            let report = await reconciler.run()
+            if !report.errors.isEmpty || report.notificationsNew > 0 || report.customersRefreshed > 0 {
+                logger.info("reconciled", metadata: [
+                    "notifications": "\(report.notificationsNew)", "subscriptions": "\(report.subscriptionsChecked)",
+                    "customers": "\(report.customersRefreshed)", "errors": "\(report.errors.count)",
+                ])
+            }
+            do {
+                try await cancelOnGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// The server's metrics, through swift-metrics into a Prometheus registry of its own (so that several servers in one
+/// process, as in the tests, never share counters).
+public final class ServerMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+            .milliseconds(500), .seconds(1), .seconds(5),
+        ]
+        self.factory = factory
+    }
+
+    func request(method: String, route: String, status: Int, duration: Duration) {
+        let dimensions = [("method", method), ("route", route), ("status", String(status))]
+        Counter(label: "storekeeper_http_requests_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "storekeeper_http_request_duration_seconds", dimensions: [("method", method), ("route", route)],
+              preferredDisplayUnit: .seconds, factory: factory)
+            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    func notification(type: String, result: String) {
+        Counter(label: "storekeeper_notifications_total", dimensions: [("type", type), ("result", result)], factory: factory).increment()
+    }
+
+    func verificationFailure(_ code: String) {
+        Counter(label: "storekeeper_verification_failures_total", dimensions: [("error", code)], factory: factory).increment()
+    }
+
+    func appleCall(_ endpoint: String, result: String) {
+        Counter(label: "storekeeper_apple_calls_total", dimensions: [("endpoint", endpoint), ("result", result)], factory: factory).increment()
+    }
+
+    func reconciliation(_ what: String, count: Int) {
+        Counter(label: "storekeeper_reconciled_total", dimensions: [("what", what)], factory: factory).increment(by: count)
+    }
+
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+}

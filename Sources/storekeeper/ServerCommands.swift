@@ -1,0 +1,208 @@
+import AppStore
+import ArgumentParser
+import Configuration
+import Entitlements
+import Foundation
+import Hummingbird
+import Logging
+import Storage
+import StorekeeperServer
+
+/// The database and server options every server command shares. Each is read from its argument, then from a
+/// `STOREKEEPER_*` environment variable, then from its default (swift-configuration).
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .customLong("database-url"), help: "postgres://… or a SQLite path (env STOREKEEPER_DATABASE_URL; default ./storekeeper.sqlite).")
+    var databaseURL: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env STOREKEEPER_LOG_LEVEL; default info).")
+    var logLevel: String?
+
+    /// Arguments first, then the environment.
+    func reader(extra: [String: String?] = [:]) -> ConfigReader {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        var given = extra
+        given["storekeeper.database.url"] = databaseURL
+        given["storekeeper.log.level"] = logLevel
+        for (key, value) in given {
+            if let value { values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: key.contains("database")) }
+        }
+        return ConfigReader(providers: [
+            InMemoryProvider(name: "arguments", values: values),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["STOREKEEPER_DATABASE_URL"])),
+        ])
+    }
+
+    func settings(_ reader: ConfigReader) throws -> ServerSettings {
+        var settings = ServerSettings()
+        if let url = reader.string(forKey: "storekeeper.database.url", isSecret: true) {
+            do { settings.database = try DatabaseLocation(url: url) } catch { throw UsageError(message: error.message) }
+        }
+        let level = reader.string(forKey: "storekeeper.log.level", default: "info")
+        guard let parsed = Logger.Level(rawValue: level) else { throw UsageError(message: "unknown log level '\(level)'") }
+        settings.logLevel = parsed
+        return settings
+    }
+
+    static func logger(_ level: Logger.Level) -> Logger {
+        var logger = Logger(label: "storekeeper")
+        logger.logLevel = level
+        return logger
+    }
+}
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the server (SQLite in ./storekeeper.sqlite unless told otherwise).")
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(help: "The port (env STOREKEEPER_PORT; default 8080; 0 picks a free one).")
+    var port: Int?
+
+    @Option(help: "The address to listen on (env STOREKEEPER_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Flag(help: "Apply pending migrations first (a new SQLite file is migrated anyway).")
+    var migrate = false
+
+    @Option(name: .customLong("reconcile-interval"), help: "Seconds between reconciliation passes; 0 turns it off (env STOREKEEPER_RECONCILE_INTERVAL; default 600).")
+    var reconcileInterval: Int?
+
+    func run() async throws {
+        let reader = database.reader(extra: [
+            "storekeeper.port": port.map(String.init), "storekeeper.host": host,
+            "storekeeper.reconcile.interval": reconcileInterval.map(String.init),
+        ])
+        var settings = try database.settings(reader)
+        settings.host = reader.string(forKey: "storekeeper.host", default: "127.0.0.1")
+        let portText = reader.string(forKey: "storekeeper.port", default: "8080")
+        guard let port = Int(portText), (0...65535).contains(port) else { throw UsageError(message: "the port must be 0 to 65535, not \(portText)") }
+        settings.port = port
+        let intervalText = reader.string(forKey: "storekeeper.reconcile.interval", default: "600")
+        guard let interval = Int(intervalText), interval >= 0 else { throw UsageError(message: "the reconcile interval is seconds ≥ 0, not \(intervalText)") }
+        settings.reconcileInterval = interval == 0 ? nil : .seconds(interval)
+        settings.migrate = migrate || reader.string(forKey: "storekeeper.migrate") == "true"
+        let logger = DatabaseOptions.logger(settings.logLevel)
+        let core = try await openCore(settings, logger: logger)
+        logger.info("storekeeper starting", metadata: ["database": "\(settings.database)", "port": "\(settings.port)"])
+        let host = settings.host
+        let app = buildApplication(core, settings: settings) { port in
+            // One line on stdout, for scripts that start the server on port 0.
+            FileHandle.standardOutput.write(Data("storekeeper listening on http://\(host):\(port)\n".utf8))
+        }
+        try await app.runService()
+    }
+}
+
+/// Opens the core, turning a schema that needs migrating into a usage message (exit 2).
+func openCore(_ settings: ServerSettings, logger: Logger) async throws -> StorekeeperCore {
+    do {
+        return try await StorekeeperCore.open(settings, logger: logger)
+    } catch let error as StorageError where error.code == .pendingMigrations || error.code == .invalidConfiguration {
+        throw UsageError(message: error.message)
+    } catch let error as StorageError {
+        FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+        throw ExitCode(1)
+    }
+}
+
+struct MigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply the database's pending migrations.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let settings = try database.settings(database.reader())
+        let logger = DatabaseOptions.logger(settings.logLevel)
+        let db: StorageDatabase
+        do { db = try await StorageDatabase.open(settings.database, logger: logger) } catch let error as StorageError {
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            throw ExitCode(1)
+        }
+        let applied = try await Migrator(database: db).migrate()
+        await db.close()
+        print(applied.isEmpty ? "nothing to migrate" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
+    }
+}
+
+struct ReconcileCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "reconcile",
+        abstract: "One reconciliation pass: Notification History (onlyFailures), subscriptions near expiry or in billing retry, and states changed by time.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() async throws {
+        let settings = try database.settings(database.reader())
+        let core = try await openCore(settings, logger: DatabaseOptions.logger(settings.logLevel))
+        let report = await core.reconciler.run()
+        await core.database.close()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        if !report.errors.isEmpty { throw ExitCode(1) }
+    }
+}
+
+struct AppsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apps", abstract: "Manage apps.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an app; prints its appId, publicKey and secretKey as JSON (the keys are shown only once).")
+
+        @OptionGroup var database: DatabaseOptions
+
+        @Option(name: .customLong("bundle-id")) var bundleId: String
+        @Option(name: .customLong("environment"), help: "production, sandbox, xcode or localtesting; repeat for several.")
+        var environments: [String]
+        @Option(name: .customLong("app-apple-id"), help: "Required for production.") var appAppleId: Int64?
+        @Option(name: .customLong("trusted-root"), help: "A DER root certificate to trust instead of Apple's; repeatable.")
+        var trustedRoots: [String] = []
+        @Option(help: "A product catalog (the Entitlements catalog format).") var catalog: String?
+        @Option(name: .customLong("transfer-policy"), help: "transfer (default) or keep.") var transferPolicy: String = "transfer"
+
+        func run() async throws {
+            let environmentNames = try environments.map { name -> String in
+                switch name.lowercased() {
+                case "production": return Environment.production.rawValue
+                case "sandbox": return Environment.sandbox.rawValue
+                case "xcode": return Environment.xcode.rawValue
+                case "localtesting": return Environment.localTesting.rawValue
+                default: throw UsageError(message: "unknown environment '\(name)': production, sandbox, xcode or localtesting")
+                }
+            }
+            let roots = try trustedRoots.map { path -> String in
+                guard let data = FileManager.default.contents(atPath: path) else { throw UsageError(message: "cannot read \(path)") }
+                return data.base64EncodedString()
+            }
+            var parsedCatalog = Catalog.empty
+            if let catalog {
+                guard let data = FileManager.default.contents(atPath: catalog) else { throw UsageError(message: "cannot read \(catalog)") }
+                do { parsedCatalog = try JSONDecoder().decode(Catalog.self, from: data) } catch {
+                    throw UsageError(message: "\(catalog): \(DecodingErrorDescription.describe(error))")
+                }
+            }
+            guard let policy = AppConfiguration.TransferPolicy(rawValue: transferPolicy) else {
+                throw UsageError(message: "the transfer policy is transfer or keep")
+            }
+            let config = AppConfiguration(
+                bundleId: bundleId, appAppleId: appAppleId, environments: environmentNames,
+                trustedRoots: roots.isEmpty ? nil : roots, catalog: parsedCatalog, transferPolicy: policy)
+            let settings = try database.settings(database.reader())
+            let core = try await openCore(settings, logger: DatabaseOptions.logger(.warning))
+            do {
+                let created = try await core.createApp(config)
+                await core.database.close()
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                print(String(decoding: try encoder.encode(created), as: UTF8.self))
+            } catch let error as APIError {
+                await core.database.close()
+                throw UsageError(message: error.message)
+            }
+        }
+    }
+}
