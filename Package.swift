@@ -126,6 +126,21 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
+            name: "StorekeeperServerTests",
+            dependencies: [
+                "StorekeeperServer",
+                "Storage",
+                "AppStore",
+                "AppStoreSimulator",
+                "Entitlements",
+                "TestSupport",
+                "storekeeper",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "ExperimentsTests",
             dependencies: ["Experiments", "storekeeper", "TestSupport"],
             resources: [.copy("Fixtures")]

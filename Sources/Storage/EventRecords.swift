@@ -13,9 +13,13 @@ public struct EventRecord: Sendable, Hashable {
     /// The event as JSON.
     public var payload: String
     public var recordedAt: Int64
+    /// Set when later facts showed the event did not happen (a renewal that arrived before its purchase looked like a
+    /// start). A retracted event is recorded again, at the end of the stream, so that pullers see the correction.
+    public var retractedAt: Int64?
 
     public init(seq: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
-                environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64) {
+                environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64, retractedAt: Int64? = nil) {
+        self.retractedAt = retractedAt
         self.seq = seq
         self.appId = appId
         self.eventId = eventId
@@ -47,29 +51,66 @@ public struct StateRecord: Sendable, Hashable {
 }
 
 extension StorageSession {
-    /// Records the events not recorded before (by id); returns how many were new.
+    /// Makes the stored events of some original transactions in one environment match `derived`, the events the
+    /// facts give now: new ones are recorded, stored ones that are no longer derived are retracted, and retracted ones
+    /// derived again are restored. Each change is a new row at the end of the stream. Returns what changed.
     ///
     /// On PostgreSQL the app's stream is locked until commit first, so that `seq` values become visible in order
     /// and a reader following the cursor never skips an event that commits late.
     @discardableResult
-    public func record(_ events: [EventRecord]) async throws -> Int {
-        guard let first = events.first else { return 0 }
-        if kind == .postgres {
-            try await sql.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: "events:" + first.appId)))").run()
+    public func syncEvents(
+        app appId: String, environment: String, originalTransactionIds: [String], derived: [EventRecord], at now: Int64
+    ) async throws -> (recorded: Int, retracted: Int) {
+        if kind == .postgres, !derived.isEmpty || !originalTransactionIds.isEmpty {
+            try await sql.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: "events:" + appId)))").run()
         }
-        var inserted = 0
-        for e in events {
-            let rows = try await sql.insert(into: "events")
-                .columns("app_id", "event_id", "original_transaction_id", "customer_id", "environment", "type",
-                         "effective_at", "payload", "recorded_at")
-                .values(SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
-                        SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
-                        SQLBind(e.recordedAt))
-                .ignoringConflicts(with: ["app_id", "event_id"])
-                .returning("seq").all()
-            inserted += rows.count
+        var existing: [String: EventRecord] = [:]
+        if !originalTransactionIds.isEmpty {
+            for row in try await sql.select().columns(Self.eventColumns).from("events")
+                .where("app_id", .equal, appId).where("environment", .equal, environment)
+                .where("original_transaction_id", .in, originalTransactionIds).all() {
+                let record = try Self.eventRecord(row)
+                existing[record.eventId] = record
+            }
         }
-        return inserted
+        var recorded = 0, retracted = 0
+        var derivedIds = Set<String>()
+        for event in derived {
+            derivedIds.insert(event.eventId)
+            if let stored = existing[event.eventId] {
+                guard stored.retractedAt != nil else { continue }
+                try await replace(stored, with: event)
+                recorded += 1
+            } else {
+                recorded += try await insertEvent(event) ? 1 : 0
+            }
+        }
+        for stored in existing.values where stored.retractedAt == nil && !derivedIds.contains(stored.eventId) {
+            var retraction = stored
+            retraction.retractedAt = now
+            retraction.recordedAt = now
+            try await replace(stored, with: retraction)
+            retracted += 1
+        }
+        return (recorded, retracted)
+    }
+
+    private func replace(_ stored: EventRecord, with event: EventRecord) async throws {
+        try await sql.delete(from: "events").where("app_id", .equal, stored.appId).where("event_id", .equal, stored.eventId).run()
+        try await insertEvent(event)
+    }
+
+    @discardableResult
+    private func insertEvent(_ e: EventRecord) async throws -> Bool {
+        let rows = try await sql.insert(into: "events")
+            .columns("app_id", "event_id", "original_transaction_id", "customer_id", "environment", "type",
+                     "effective_at", "payload", "recorded_at", "retracted_at")
+            .values(SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
+                    SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
+                    SQLBind(e.recordedAt), SQLBind(e.retractedAt))
+            .ignoringConflicts(with: ["app_id", "event_id"])
+            .returning("seq").all()
+        return !rows.isEmpty
     }
 
     /// The app's events after a cursor, in recording order.
@@ -111,7 +152,7 @@ extension StorageSession {
     }
 
     private static let eventColumns = ["seq", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
-                                       "type", "effective_at", "payload", "recorded_at"]
+                                       "type", "effective_at", "payload", "recorded_at", "retracted_at"]
 
     private static func eventRecord(_ row: any SQLRow) throws -> EventRecord {
         EventRecord(
@@ -124,7 +165,8 @@ extension StorageSession {
             type: try row.decode(column: "type", as: String.self),
             effectiveAt: try row.decode(column: "effective_at", as: Int64.self),
             payload: try row.decode(column: "payload", as: String.self),
-            recordedAt: try row.decode(column: "recorded_at", as: Int64.self))
+            recordedAt: try row.decode(column: "recorded_at", as: Int64.self),
+            retractedAt: try row.decode(column: "retracted_at", as: Int64?.self))
     }
 }
 

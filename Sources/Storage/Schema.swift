@@ -113,6 +113,7 @@ public enum Schema {
                 .column("effective_at", type: .bigint, .notNull)
                 .column("payload", type: .text, .notNull)
                 .column("recorded_at", type: .bigint, .notNull)
+                .column("retracted_at", type: .bigint)
                 .run()
             try await db.create(index: "events_identity").unique().on("events").column("app_id").column("event_id").run()
             try await db.create(index: "events_original").on("events").column("app_id").column("original_transaction_id").run()

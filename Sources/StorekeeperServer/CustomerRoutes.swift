@@ -147,7 +147,7 @@ struct EventPage: Encodable {
             events: try records.map { record in
                 do {
                     let event = try RequestBody.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
-                    return StreamEvent(event: event, cursor: String(record.seq ?? 0), recordedAt: record.recordedAt)
+                    return StreamEvent(event: event, cursor: String(record.seq ?? 0), recordedAt: record.recordedAt, retractedAt: record.retractedAt)
                 } catch {
                     throw APIError.internalError("stored event \(record.eventId) does not decode")
                 }
@@ -161,14 +161,17 @@ struct StreamEvent: Encodable {
     var event: SubscriptionEvent
     var cursor: String
     var recordedAt: Int64
+    /// Set when later facts showed that the event did not happen: undo whatever it triggered.
+    var retractedAt: Int64?
 
-    enum Extra: String, CodingKey { case cursor, recordedAt }
+    enum Extra: String, CodingKey { case cursor, recordedAt, retractedAt }
 
     func encode(to encoder: any Encoder) throws {
         try event.encode(to: encoder)
         var container = encoder.container(keyedBy: Extra.self)
         try container.encode(cursor, forKey: .cursor)
         try container.encode(recordedAt, forKey: .recordedAt)
+        try container.encode(retractedAt, forKey: .retractedAt)
     }
 }
 

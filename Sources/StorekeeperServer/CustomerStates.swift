@@ -120,7 +120,8 @@ public final class CustomerStates: Sendable {
                     effectiveAt: event.effectiveAt.millisecondsSince1970, payload: String(decoding: payload, as: UTF8.self),
                     recordedAt: now))
             }
-            try await session.record(records)
+            try await session.syncEvents(app: app.id, environment: environment.rawValue, originalTransactionIds: originals,
+                                         derived: records, at: now)
             let snapshot = try StateSnapshot(state: evaluation.state)
             try await session.upsert(StateRecord(
                 customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),

@@ -26,7 +26,7 @@ enum RequestBody {
         let buffer: ByteBuffer
         do {
             buffer = try await request.collectBody(upTo: ServerContext.maxBodyBytes)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw APIError.payloadTooLarge(ServerContext.maxBodyBytes)
         }
         do {
@@ -94,6 +94,8 @@ struct ErrorAndMetricsMiddleware: RouterMiddleware {
             case .methodNotAllowed: return APIError(.methodNotAllowed, "method_not_allowed", "this endpoint does not take that method")
             default: return APIError(error.status, "http_error", error.body ?? error.status.reasonPhrase)
             }
+        case let error as any HTTPResponseError where error.status == .contentTooLarge:
+            return .payloadTooLarge(ServerContext.maxBodyBytes)
         default:
             return .internalError("an unexpected error occurred")
         }

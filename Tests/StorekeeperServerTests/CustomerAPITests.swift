@@ -1,0 +1,175 @@
+import AppStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Storage
+import StorekeeperServer
+import Testing
+
+@Suite("Customer API")
+struct CustomerAPITests {
+    @Test("posting a signed transaction links it, returns the state, and transfers it by policy", arguments: TestDatabase.available)
+    func postAndTransfer(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(2))
+        let purchase = Purchase(transactionId: "500", originalTransactionId: "500", purchase: at(0), expires: at(30), signed: at(0))
+        try await h.test { client in
+            let alice = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
+                                                 body: body(["signedTransaction": try purchase.signed()]))
+            #expect(alice.status == .ok)
+            #expect(try json(alice)["state"] as? String == "active")
+            // Restoring on another account moves it (the default policy).
+            let bob = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                                               body: body(["signedTransaction": try purchase.signed()]))
+            #expect(try json(bob)["state"] as? String == "active")
+            let aliceAfter = try json(try await client.customer("alice", key: h.app.publicKey))
+            #expect(aliceAfter["state"] as? String == "new")
+            let audit = try await h.core.database.reading { try await $0.audit(app: h.app.appId) }
+            #expect(audit.map(\.action) == ["transfer"])
+
+            // Bad posts.
+            let both = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                                                body: body(["signedTransaction": "a", "receipt": "b"]))
+            #expect(both.status == .badRequest)
+            let forged = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                                                  body: body(["signedTransaction": try purchase.signed(by: forgerCA)]))
+            #expect(forged.status == .badRequest)
+            #expect(try errorCode(forged) == "verificationFailure")
+            let reserved = try await client.execute(uri: "/v1/customers/$anonymous:1/transactions", method: .post,
+                                                    headers: headers(h.app.publicKey), body: body(["signedTransaction": try purchase.signed()]))
+            #expect(reserved.status == .badRequest)
+        }
+    }
+
+    @Test("with the keep policy, another customer's transaction is a 409 and nothing changes", arguments: TestDatabase.available)
+    func keepPolicy(database: TestDatabase) async throws {
+        let h = try await Harness.make(database, policy: .keep)
+        h.clock.set(at(2))
+        let purchase = Purchase(transactionId: "600", originalTransactionId: "600", purchase: at(0), expires: at(30), signed: at(0))
+        try await h.test { client in
+            _ = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
+                                         body: body(["signedTransaction": try purchase.signed()]))
+            let bob = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                                               body: body(["signedTransaction": try purchase.signed()]))
+            #expect(bob.status == .conflict)
+            #expect(try errorCode(bob) == "transaction_owned")
+            #expect(try json(try await client.customer("alice", key: h.app.publicKey))["state"] as? String == "active")
+            #expect(try json(try await client.customer("bob", key: h.app.publicKey))["state"] as? String == "new")
+        }
+    }
+
+    @Test("an alias merges the anonymous id's purchases into the identified customer", arguments: TestDatabase.available)
+    func alias(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(2))
+        let purchase = Purchase(transactionId: "700", originalTransactionId: "700", purchase: at(0), expires: at(30), signed: at(0))
+        try await h.test { client in
+            _ = try await client.execute(uri: "/v1/customers/anon-123/transactions", method: .post, headers: headers(h.app.publicKey),
+                                         body: body(["signedTransaction": try purchase.signed()]))
+            let merged = try await client.execute(uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
+                                                  body: body(["alias": "anon-123"]))
+            #expect(merged.status == .ok)
+            #expect(try json(merged)["state"] as? String == "active")
+            // Both names now read the same customer.
+            #expect(try stateOnly(try await client.customer("anon-123", key: h.app.publicKey), key: "entitlements")
+                    == (try stateOnly(try await client.customer("carol", key: h.app.publicKey), key: "entitlements")))
+            let audit = try await h.core.database.reading { try await $0.audit(app: h.app.appId) }
+            #expect(audit.map(\.action) == ["merge"])
+        }
+    }
+
+    @Test("ETag and If-None-Match; Cache-Control never outlives nextChangeAt; requestDate is server time")
+    func caching() async throws {
+        let h = try await Harness.make(.sqlite)
+        let purchase = Purchase(transactionId: "800", originalTransactionId: "800", purchase: at(0), expires: at(0) + 30_000, signed: at(0))
+        h.clock.set(at(0) + 10_000)
+        try await h.test { client in
+            let posted = try await client.execute(uri: "/v1/customers/dan/transactions", method: .post, headers: headers(h.app.publicKey),
+                                                  body: body(["signedTransaction": try purchase.signed()]))
+            #expect(posted.status == .ok)
+            let first = try await client.customer("dan", key: h.app.publicKey)
+            let etag = try #require(first.headers[.eTag])
+            // 20 s before the expiry: the cache may keep it 20 s at most.
+            #expect(first.headers[.cacheControl] == "private, max-age=20")
+            #expect(try json(first)["requestDate"] as? Int64 == at(0) + 10_000)
+            var conditional = headers(h.app.publicKey)
+            conditional[.ifNoneMatch] = etag
+            let notModified = try await client.execute(uri: "/v1/customers/dan", method: .get, headers: conditional)
+            #expect(notModified.status == .notModified)
+            #expect(notModified.body.readableBytes == 0)
+            // After the expiry the state changes with no new fact, and so does the ETag.
+            h.clock.set(at(0) + 31_000)
+            let later = try await client.execute(uri: "/v1/customers/dan", method: .get, headers: conditional)
+            #expect(later.status == .ok)
+            #expect(later.headers[.eTag] != etag)
+            #expect(try json(later)["state"] as? String == "inactive")
+        }
+    }
+
+    @Test("the event streams page by cursor and hold each event once", arguments: TestDatabase.available)
+    func events(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        try await h.test { client in
+            for signed in try WebhookTests.lifecycle() { try await client.postNotification(h.app.appId, signed) }
+            var cursor = "0"
+            var seen: [String] = []
+            for _ in 0..<20 {
+                let page = try json(try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=\(cursor)&limit=2", method: .get,
+                                                             headers: headers(h.app.secretKey)))
+                let events = page["events"] as? [[String: Any]] ?? []
+                if events.isEmpty { break }
+                #expect(events.count <= 2)
+                seen += events.compactMap { $0["id"] as? String }
+                cursor = page["nextCursor"] as? String ?? cursor
+            }
+            #expect(Set(seen).count == seen.count)
+            #expect(seen.contains { $0.hasPrefix("subscription_started:") })
+            #expect(seen.contains { $0.hasPrefix("refunded:") })
+            let customer = try json(try await client.execute(uri: "/v1/customers/\(WebhookTests.token.lowercased())/events", method: .get,
+                                                             headers: headers(h.app.secretKey)))
+            #expect(((customer["events"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }.sorted() == seen.sorted())
+            let bad = try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=x", method: .get, headers: headers(h.app.secretKey))
+            #expect(bad.status == .badRequest)
+        }
+    }
+
+    @Test("the RevenueCat-shaped subscriber")
+    func subscriber() async throws {
+        let h = try await Harness.make(.sqlite)
+        h.clock.set(at(10))
+        let purchase = Purchase(transactionId: "900", originalTransactionId: "900", purchase: at(0), expires: at(30), signed: at(0))
+        try await h.test { client in
+            _ = try await client.execute(uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
+                                         body: body(["signedTransaction": try purchase.signed()]))
+            let response = try json(try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey)))
+            #expect(response["request_date_ms"] as? Int64 == at(10))
+            let subscriber = try #require(response["subscriber"] as? [String: Any])
+            #expect(subscriber["original_app_user_id"] as? String == "erin")
+            let pro = (subscriber["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
+            #expect(pro?["product_identifier"] as? String == "pro.monthly")
+            #expect(pro?["expires_date"] as? String == "2026-01-31T00:00:00Z")
+            let subscription = (subscriber["subscriptions"] as? [String: Any])?["pro.monthly"] as? [String: Any]
+            #expect(subscription?["is_sandbox"] as? Bool == true)
+            #expect(subscription?["store"] as? String == "app_store")
+            #expect(subscription?["period_type"] as? String == "normal")
+        }
+    }
+
+    @Test("the same endpoints answer on a live server")
+    func live() async throws {
+        let h = try await Harness.make(.sqlite)
+        h.clock.set(at(1))
+        let application = Application(router: h.core.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await application.test(.live) { client in
+            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+            let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "live")
+            let response = try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0)))
+            #expect(response.status == .ok)
+            #expect(try json(try await client.customer("live", key: h.app.publicKey))["state"] as? String == "active")
+        }
+        await h.close()
+    }
+}
