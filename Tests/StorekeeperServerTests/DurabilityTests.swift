@@ -1,0 +1,116 @@
+import AppStore
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import Storage
+import TestSupport
+import Testing
+
+/// The real executable, as users run it: killed with SIGKILL in the middle of a stream of notifications, restarted,
+/// and stopped with SIGTERM.
+@Suite("Durability")
+struct DurabilityTests {
+    final class Server: @unchecked Sendable {
+        // @unchecked: `process` is only touched by the test task that owns this value; the output buffer is locked.
+        let process = Process()
+        let output = NIOLockedValueBox("")
+
+        init(database: String, near bundle: URL) throws {
+            process.executableURL = try StorekeeperCLI.binary(near: bundle)
+            process.arguments = ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            let output = self.output
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
+            }
+            try process.run()
+        }
+
+        /// The port, once the server says it listens.
+        func port() async throws -> Int {
+            for _ in 0..<300 {
+                let text = output.withLockedValue { $0 }
+                if let range = text.range(of: "listening on http://127.0.0.1:") {
+                    let digits = text[range.upperBound...].prefix { $0.isNumber }
+                    if let port = Int(digits) { return port }
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw HarnessError("the server did not start: \(output.withLockedValue { $0 })")
+        }
+    }
+
+    @Test("every notification answered 200 before a kill -9 is in the database after it; SIGTERM stops cleanly")
+    func killNine() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-durability-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let database = directory.appendingPathComponent("db.sqlite").path
+        let root = directory.appendingPathComponent("root.der").path
+        try Data(testCA.rootDER).write(to: URL(fileURLWithPath: root))
+        let created = try StorekeeperCLI.run(
+            ["apps", "create", "--database-url", database, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
+            near: Bundle.module.bundleURL)
+        #expect(created.status == 0, "\(created.stderr)")
+        let app = try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8))
+        let appId = try #require(app["appId"])
+
+        // 400 notifications, each about its own subscription.
+        let payloads = try (0..<400).map { i -> (uuid: String, body: String) in
+            let uuid = UUID().uuidString.lowercased()
+            let purchase = Purchase(transactionId: "\(90_000 + i)", originalTransactionId: "\(90_000 + i)", purchase: at(0),
+                                    expires: at(30), signed: at(0), token: UUID().uuidString.lowercased())
+            let signed = try notification(.subscribed, .initialBuy, uuid: uuid, purchase: purchase, signed: at(0))
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": signed]), as: UTF8.self)
+            return (uuid, body)
+        }
+
+        let server = try Server(database: database, near: Bundle.module.bundleURL)
+        let port = try await server.port()
+        let acknowledged = NIOLockedValueBox<[String]>([])
+        let client = HTTPClient.shared
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<4 {
+                group.addTask {
+                    for index in stride(from: worker, to: payloads.count, by: 4) {
+                        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/v1/apps/\(appId)/notifications/appstore")
+                        request.method = .POST
+                        request.headers.add(name: "Content-Type", value: "application/json")
+                        request.body = .bytes(ByteBuffer(string: payloads[index].body))
+                        guard let response = try? await client.execute(request, timeout: .seconds(10)) else { return }
+                        if response.status.code == 200 { acknowledged.withLockedValue { $0.append(payloads[index].uuid) } }
+                        _ = try? await response.body.collect(upTo: 1 << 20)
+                    }
+                }
+            }
+            group.addTask {
+                // Kill it mid-stream, without warning.
+                while acknowledged.withLockedValue({ $0.count }) < 60 { try await Task.sleep(for: .milliseconds(5)) }
+                kill(server.process.processIdentifier, SIGKILL)
+            }
+            try await group.waitForAll()
+        }
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .uncaughtSignal)
+        let answered = acknowledged.withLockedValue { $0 }
+        #expect(answered.count >= 60)
+        #expect(answered.count < payloads.count, "the kill came too late to test anything")
+
+        // Restarted on the same file: every acknowledged notification is there.
+        let restarted = try Server(database: database, near: Bundle.module.bundleURL)
+        _ = try await restarted.port()
+        let db = try await StorageDatabase.open(.sqlite(path: database))
+        let stored = Set(try await db.reading { try await $0.notificationUUIDs(app: appId) })
+        await db.close()
+        #expect(Set(answered).isSubset(of: stored), "lost: \(Set(answered).subtracting(stored).count)")
+
+        // SIGTERM: a graceful stop, exit status 0.
+        kill(restarted.process.processIdentifier, SIGTERM)
+        restarted.process.waitUntilExit()
+        #expect(restarted.process.terminationReason == .exit)
+        #expect(restarted.process.terminationStatus == 0)
+    }
+}
