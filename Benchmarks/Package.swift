@@ -42,6 +42,15 @@ let package = Package(
             path: "Benchmarks/ExperimentsBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The load generator of `server.sh` (signed notifications for the webhook); not a Benchmark target.
+        .executableTarget(
+            name: "ServerLoad",
+            dependencies: [
+                .product(name: "AppStore", package: "storekeeper"),
+                .product(name: "AppStoreSimulator", package: "storekeeper"),
+            ],
+            path: "Benchmarks/ServerLoad"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

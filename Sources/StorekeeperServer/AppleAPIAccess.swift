@@ -39,12 +39,23 @@ public struct AppleAPIAccess: Sendable {
     /// fail the app's post, whose own transaction is verified already: it is logged and counted, and reconciliation
     /// tries again later.
     func history(app: AppRuntime, transactionId: String, environment: Environment, now: Int64) async -> Pulled {
+        await pull(app: app, transactionId: transactionId, environment: environment, now: now, history: true)
+    }
+
+    /// The subscription statuses alone (one call): what reconciliation asks about each subscription near expiry.
+    func statuses(app: AppRuntime, transactionId: String, environment: Environment, now: Int64) async -> Pulled {
+        await pull(app: app, transactionId: transactionId, environment: environment, now: now, history: false)
+    }
+
+    private func pull(app: AppRuntime, transactionId: String, environment: Environment, now: Int64, history: Bool) async -> Pulled {
         var pulled = Pulled()
         do {
             guard let client = try client(app: app, environment: environment) else { return pulled }
-            for signed in try await client.allTransactionHistory(transactionId: transactionId) {
-                guard (try? app.checkEnvironment(signed.value.environment, what: "transaction")) != nil else { continue }
-                pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: "serverAPI", app: app.id, now: now))
+            if history {
+                for signed in try await client.allTransactionHistory(transactionId: transactionId) {
+                    guard (try? app.checkEnvironment(signed.value.environment, what: "transaction")) != nil else { continue }
+                    pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: "serverAPI", app: app.id, now: now))
+                }
             }
             let statuses = try await client.allSubscriptionStatuses(transactionId: transactionId)
             for group in statuses.groups {
@@ -57,9 +68,9 @@ public struct AppleAPIAccess: Sendable {
                     }
                 }
             }
-            metrics.appleCall("history", result: "ok")
+            metrics.appleCall(history ? "history" : "statuses", result: "ok")
         } catch {
-            metrics.appleCall("history", result: "error")
+            metrics.appleCall(history ? "history" : "statuses", result: "error")
             logger.warning("pulling the App Store history failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
         }
         return pulled

@@ -70,9 +70,12 @@ struct CustomerRoutes {
     func postTransaction(_ request: Request, _ context: ServerContext) async throws -> Response {
         let app = try await registry.authorize(request, .customer)
         let appUserId = try Self.appUserId(context, posting: true)
-        let environment = try app.environment(request.uri.queryParameters.get("environment"))
+        let requested = request.uri.queryParameters.get("environment")
+        var environment = try app.environment(requested)
         let posted = try await RequestBody.decode(Ingestion.PostedPurchase.self, request, context: context)
-        let customerId = try await ingestion.postPurchase(app: app.id, appUserId: appUserId, posted)
+        let (customerId, purchaseEnvironment) = try await ingestion.postPurchase(app: app.id, appUserId: appUserId, posted)
+        // Without ?environment=, the answer is for the environment the purchase came from.
+        if requested == nil, let purchaseEnvironment { environment = purchaseEnvironment }
         let snapshot = try await ingestion.state(app: app, customerId: customerId, environment: environment)
         return try stateResponse(request, snapshot: snapshot, appUserId: appUserId, environment: environment)
     }

@@ -68,10 +68,6 @@ public final class CustomerStates: Sendable {
         }
     }
 
-    func forget(customer customerId: String) {
-        cache.withLockedValue { $0 = $0.filter { !$0.key.hasPrefix(customerId + "|") } }
-    }
-
     func cachedCustomerId(app appId: String, appUserId: String) -> String? {
         guard let hit = userIds.withLockedValue({ $0[appId + "|" + appUserId] }), fresh(hit.at) else { return nil }
         return hit.customerId
@@ -84,6 +80,7 @@ public final class CustomerStates: Sendable {
         }
     }
 
+    /// After a merge, names may lead to another customer: drop the app's cached names (a rare, whole-cache pass).
     func forgetCustomerIds(app appId: String) {
         userIds.withLockedValue { $0 = $0.filter { !$0.key.hasPrefix(appId + "|") } }
     }
@@ -131,9 +128,8 @@ public final class CustomerStates: Sendable {
         return snapshots
     }
 
-    /// After a commit: the new states become the cached ones.
+    /// After a commit: the new states (one per environment of the app) replace the cached ones.
     func committed(customer customerId: String, _ snapshots: [Environment: StateSnapshot]) {
-        forget(customer: customerId)
         for (environment, snapshot) in snapshots { remember(customer: customerId, environment: environment, snapshot) }
     }
 }

@@ -133,8 +133,9 @@ public final class Ingestion: Sendable {
     }
 
     /// Verifies a posted purchase, pulls what Apple knows about it when the app has credentials, and links its
-    /// original transactions to the customer (merging anonymous owners, transferring by the app's policy).
-    public func postPurchase(app appId: String, appUserId: String, _ posted: PostedPurchase) async throws -> String {
+    /// original transactions to the customer (merging anonymous owners, transferring by the app's policy). Returns
+    /// the customer and the environment the purchase is from.
+    public func postPurchase(app appId: String, appUserId: String, _ posted: PostedPurchase) async throws -> (customerId: String, environment: Environment?) {
         let app = try await registry.app(id: appId)
         let now = nowMs
         var transactions: [TransactionRecord] = []
@@ -161,7 +162,8 @@ public final class Ingestion: Sendable {
         let originals = Array(Set(transactions.map(\.originalTransactionId))).sorted()
         let states = self.states
         let (transactionsToStore, renewalsToStore) = (transactions, renewals)
-        let (customerId, affected) = try await database.writing { session -> (String, [String: [Environment: StateSnapshot]]) in
+        let (customerId, affected, merged) = try await database.writing { session -> (String, [String: [Environment: StateSnapshot]], Bool) in
+            var merged = false
             let customer = try await session.findOrCreateCustomer(
                 app: app.id, appUserId: appUserId, anonymous: false, newId: Self.newCustomerId(), at: now)
             var previousOwners: Set<String> = []
@@ -173,6 +175,7 @@ public final class Ingestion: Sendable {
                 guard owner != customer.id else { continue }
                 let previous = try await session.customer(id: owner)
                 if previous?.anonymous == true {
+                    merged = true
                     try await session.merge(customer: owner, into: customer.id)
                     try await session.insertAudit(AuditRecord(
                         appId: app.id, action: "merge", originalTransactionId: original, fromCustomer: owner, toCustomer: customer.id,
@@ -197,11 +200,12 @@ public final class Ingestion: Sendable {
                 try await session.lockCustomer(id: id)
                 affected[id] = try await states.recompute(session, app: app, customerId: id, now: now)
             }
-            return (customer.id, affected)
+            return (customer.id, affected, merged)
         }
         for (id, snapshots) in affected { states.committed(customer: id, snapshots) }
-        states.forgetCustomerIds(app: app.id)
-        return customerId
+        if merged { states.forgetCustomerIds(app: app.id) }
+        let environment = transactions.first.map { Environment(rawValue: $0.environment) }
+        return (customerId, environment.flatMap { app.config.allowedEnvironments.contains($0) ? $0 : nil })
     }
 
     private func receiptTransactions(_ base64: String, app: AppRuntime, now: Int64) async throws -> [TransactionRecord] {

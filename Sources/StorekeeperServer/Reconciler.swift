@@ -21,6 +21,9 @@ public struct Reconciler: Sendable {
     let ingestion: Ingestion
     /// How far back Notification History is read.
     public var lookback: Duration = .seconds(3 * 86_400)
+    /// At most this many subscription statuses are asked per app and environment in one pass (Apple rate-limits the
+    /// Server API per app); the rest wait for the next pass.
+    public var subscriptionsPerPass = 200
 
     public init(ingestion: Ingestion) {
         self.ingestion = ingestion
@@ -98,14 +101,14 @@ public struct Reconciler: Sendable {
         do {
             originals = try await ingestion.database.reading {
                 try await $0.originalTransactionsExpiring(
-                    app: app.id, from: now - EntitlementWindow.billingRetry, to: now + 86_400_000, limit: 1000)
+                    app: app.id, from: now - EntitlementWindow.billingRetry, to: now + 86_400_000, limit: subscriptionsPerPass)
             }
         } catch {
             report.errors.append("app \(app.id): \(error)")
             return
         }
         for original in originals {
-            let pulled = await apple.history(app: app, transactionId: original, environment: environment, now: now)
+            let pulled = await apple.statuses(app: app, transactionId: original, environment: environment, now: now)
             guard !pulled.transactions.isEmpty || !pulled.renewals.isEmpty else { continue }
             report.subscriptionsChecked += 1
             do {

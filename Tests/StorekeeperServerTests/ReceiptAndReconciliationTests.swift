@@ -79,7 +79,7 @@ struct ReceiptAndReconciliationTests {
         let missed = try notification(.didRenew, purchase: renewed, renewal: renewalInfo(original: "4000", signed: at(30)), signed: at(30))
         let fake = Application(router: Self.fakeAppleAPI(
             missed: missed, history: [try first.signed(), try renewed.signed(), try third.signed()],
-            status: (try renewed.signed(), try testCA.sign(renewalInfo(original: "4000", signed: at(31))))),
+            status: (try third.signed(), try testCA.sign(renewalInfo(original: "4000", signed: at(61))))),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await fake.test(.live) { fakeClient in
             let port = try #require(fakeClient.port)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Server benchmarks, apart from `swift test`: the webhook's ingest throughput (signed notifications, verified and
+# committed) on SQLite and on PostgreSQL, and GET /v1/customers/{id} against the no-op /ping route, all with wrk over
+# loopback on this machine (wrk and the server share its cores: compare within one run).
+#
+#   Benchmarks/server.sh            # both databases (PostgreSQL through .ci/postgres.sh)
+#   DATABASES=sqlite Benchmarks/server.sh
+#   CUSTOMERS=6000 RENEWALS=4 CONNECTIONS=16 DURATION=10 Benchmarks/server.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+command -v wrk > /dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+
+customers=${CUSTOMERS:-6000}
+renewals=${RENEWALS:-4}
+connections=${CONNECTIONS:-16}
+duration=${DURATION:-10}
+databases=${DATABASES:-"sqlite postgres"}
+
+swift build -c release --product storekeeper > /dev/null
+(cd Benchmarks && swift build -c release --product ServerLoad > /dev/null)
+bin="$root/.build/release/storekeeper"
+work=$(mktemp -d)
+"$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" "$renewals" com.example.load
+cat > "$work/catalog.json" <<'JSON'
+{"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
+JSON
+
+start_server() {  # $1 database url, $2 log; sets pid and port
+    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
+    pid=$!
+    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
+    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
+}
+
+summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
+    awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
+         END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
+}
+
+for database in $databases; do
+    if [ "$database" = sqlite ]; then
+        url="$work/bench.sqlite"
+    else
+        base=$("$root/.ci/postgres.sh" | tail -1)
+        su postgres -c "dropdb --if-exists storekeeper_bench && createdb storekeeper_bench"
+        url="${base/storekeeper_test/storekeeper_bench}"
+        "$bin" migrate --database-url "$url" > /dev/null
+    fi
+    app=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
+        --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
+    app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+    public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
+    start_server "$url" "$work/serve-$database.log"
+
+    ingest=$(PAYLOADS="$work/load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" --latency \
+        -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore")
+    echo "[$database] ingest (POST webhook, new signed notifications): $(echo "$ingest" | summary)"
+    reads=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" wrk -t2 -c"$connections" -d"${duration}s" --latency \
+        -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
+    plain=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
+    echo "[$database] GET /v1/customers/{id}: $(echo "$reads" | summary)"
+    echo "[$database] GET /ping (plain route): $(echo "$plain" | summary)"
+    python3 - "$reads" "$plain" <<'PY'
+import re, sys
+rate = lambda text: float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+print(f"    customer reads / plain route = {rate(sys.argv[1]) / rate(sys.argv[2]):.2f}")
+PY
+    kill -TERM "$pid"
+    wait "$pid" || true
+    if [ "$database" = sqlite ]; then
+        stored=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from notifications').fetchone()[0])" "$url")
+    else
+        stored=$(su postgres -c "psql -tA storekeeper_bench -c 'select count(*) from notifications'")
+    fi
+    echo "[$database] notifications stored: $stored (of $(wc -l < "$work/load/payloads.txt") generated)"
+done
