@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-command -v wrk > /dev/null || { DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
 
 customers=${CUSTOMERS:-6000}
 renewals=${RENEWALS:-4}

@@ -102,6 +102,18 @@ extension StorageSession {
             .map { try $0.decode(column: "app_user_id", as: String.self) }
     }
 
+    /// The customer that owns an original transaction, and whether that customer is anonymous, in one query.
+    public func ownerRecord(app appId: String, originalTransactionId: String) async throws -> CustomerRecord? {
+        try await sql.select()
+            .column(SQLColumn("id", table: "customers")).column(SQLColumn("app_id", table: "customers"))
+            .column(SQLColumn("anonymous", table: "customers")).column(SQLColumn("created_at", table: "customers"))
+            .from("ownership")
+            .join("customers", on: SQLColumn("customer_id", table: "ownership"), .equal, SQLColumn("id", table: "customers"))
+            .where(SQLColumn("app_id", table: "ownership"), .equal, SQLBind(appId))
+            .where(SQLColumn("original_transaction_id", table: "ownership"), .equal, SQLBind(originalTransactionId))
+            .first().map(Self.customerRecord)
+    }
+
     /// The customer that owns an original transaction.
     public func owner(app appId: String, originalTransactionId: String) async throws -> String? {
         try await sql.select().column("customer_id").from("ownership")

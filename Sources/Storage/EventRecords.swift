@@ -1,8 +1,38 @@
 import SQLKit
 
-/// A subscription event as stored, with its place in the app's stream (`seq`, the pull API's cursor).
+/// A place in an app's event stream: events are read in `(txOrder, seq)` order.
+///
+/// On PostgreSQL, `seq` values are handed out when rows are inserted but become visible when their transactions
+/// commit, which can be in another order; a reader that followed `seq` alone could pass an event that commits late.
+/// So each event also carries the id of the transaction that wrote it, and readers see only events of transactions
+/// older than every transaction still running (`txid_snapshot_xmin`): that prefix of the stream is final. On SQLite
+/// the single writer commits in `seq` order and `txOrder` is 0.
+public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
+    public var txOrder: Int64
+    public var seq: Int64
+
+    public static let start = EventCursor(txOrder: 0, seq: 0)
+
+    public init(txOrder: Int64, seq: Int64) {
+        self.txOrder = txOrder
+        self.seq = seq
+    }
+
+    /// Parses `description` (`<txOrder>-<seq>`), or `0` for the start.
+    public init?(_ text: String) {
+        if text == "0" { self = .start; return }
+        let parts = text.split(separator: "-")
+        guard parts.count == 2, let t = Int64(parts[0]), let s = Int64(parts[1]), t >= 0, s >= 0 else { return nil }
+        self.init(txOrder: t, seq: s)
+    }
+
+    public var description: String { "\(txOrder)-\(seq)" }
+}
+
+/// A subscription event as stored, with its place in the app's stream.
 public struct EventRecord: Sendable, Hashable {
     public var seq: Int64?
+    public var txOrder: Int64?
     public var appId: String
     public var eventId: String
     public var originalTransactionId: String?
@@ -17,10 +47,11 @@ public struct EventRecord: Sendable, Hashable {
     /// start). A retracted event is recorded again, at the end of the stream, so that pullers see the correction.
     public var retractedAt: Int64?
 
-    public init(seq: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
+    public init(seq: Int64? = nil, txOrder: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
                 environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64, retractedAt: Int64? = nil) {
         self.retractedAt = retractedAt
         self.seq = seq
+        self.txOrder = txOrder
         self.appId = appId
         self.eventId = eventId
         self.originalTransactionId = originalTransactionId
@@ -55,15 +86,10 @@ extension StorageSession {
     /// facts give now: new ones are recorded, stored ones that are no longer derived are retracted, and retracted ones
     /// derived again are restored. Each change is a new row at the end of the stream. Returns what changed.
     ///
-    /// On PostgreSQL the app's stream is locked until commit first, so that `seq` values become visible in order
-    /// and a reader following the cursor never skips an event that commits late.
     @discardableResult
     public func syncEvents(
         app appId: String, environment: String, originalTransactionIds: [String], derived: [EventRecord], at now: Int64
     ) async throws -> (recorded: Int, retracted: Int) {
-        if kind == .postgres, !derived.isEmpty || !originalTransactionIds.isEmpty {
-            try await sql.raw("SELECT pg_advisory_xact_lock(hashtext(\(bind: "events:" + appId)))").run()
-        }
         var existing: [String: EventRecord] = [:]
         if !originalTransactionIds.isEmpty {
             for row in try await sql.select().columns(Self.eventColumns).from("events")
@@ -75,6 +101,7 @@ extension StorageSession {
         }
         var recorded = 0, retracted = 0
         var derivedIds = Set<String>()
+        var fresh: [EventRecord] = []
         for event in derived {
             derivedIds.insert(event.eventId)
             if let stored = existing[event.eventId] {
@@ -82,9 +109,10 @@ extension StorageSession {
                 try await replace(stored, with: event)
                 recorded += 1
             } else {
-                recorded += try await insertEvent(event) ? 1 : 0
+                fresh.append(event)
             }
         }
+        recorded += try await insertEvents(fresh)
         for stored in existing.values where stored.retractedAt == nil && !derivedIds.contains(stored.eventId) {
             var retraction = stored
             retraction.retractedAt = now
@@ -97,35 +125,50 @@ extension StorageSession {
 
     private func replace(_ stored: EventRecord, with event: EventRecord) async throws {
         try await sql.delete(from: "events").where("app_id", .equal, stored.appId).where("event_id", .equal, stored.eventId).run()
-        try await insertEvent(event)
+        try await insertEvents([event])
     }
 
+    /// Inserts events in one statement; those already stored (by id) are left alone. Returns how many were new.
     @discardableResult
-    private func insertEvent(_ e: EventRecord) async throws -> Bool {
-        let rows = try await sql.insert(into: "events")
+    private func insertEvents(_ events: [EventRecord]) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
+        var insert = sql.insert(into: "events")
             .columns("app_id", "event_id", "original_transaction_id", "customer_id", "environment", "type",
-                     "effective_at", "payload", "recorded_at", "retracted_at")
-            .values(SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
-                    SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
-                    SQLBind(e.recordedAt), SQLBind(e.retractedAt))
-            .ignoringConflicts(with: ["app_id", "event_id"])
-            .returning("seq").all()
-        return !rows.isEmpty
+                     "effective_at", "payload", "recorded_at", "retracted_at", "tx_order")
+        for e in events {
+            insert = insert.values(
+                SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
+                SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
+                SQLBind(e.recordedAt), SQLBind(e.retractedAt),
+                kind == .postgres ? SQLRaw("txid_current()") : SQLBind(Int64(0)))
+        }
+        return try await insert.ignoringConflicts(with: ["app_id", "event_id"]).returning("seq").all().count
     }
 
-    /// The app's events after a cursor, in recording order.
-    public func events(app appId: String, after seq: Int64, limit: Int) async throws -> [EventRecord] {
-        try await sql.select().columns(Self.eventColumns).from("events")
-            .where("app_id", .equal, appId).where("seq", .greaterThan, seq)
-            .orderBy("seq").limit(limit).all().map(Self.eventRecord)
+    /// The app's events after a cursor, in stream order; on PostgreSQL only those whose transactions can no longer
+    /// be overtaken (see ``EventCursor``).
+    public func events(app appId: String, after cursor: EventCursor, limit: Int) async throws -> [EventRecord] {
+        try await streamQuery(app: appId, after: cursor).limit(limit).all().map(Self.eventRecord)
     }
 
-    /// The events about these original transactions, in recording order.
-    public func events(app appId: String, originalTransactionIds ids: [String], after seq: Int64, limit: Int) async throws -> [EventRecord] {
+    /// The events about these original transactions, in stream order.
+    public func events(app appId: String, originalTransactionIds ids: [String], after cursor: EventCursor, limit: Int) async throws -> [EventRecord] {
         guard !ids.isEmpty else { return [] }
-        return try await sql.select().columns(Self.eventColumns).from("events")
-            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).where("seq", .greaterThan, seq)
-            .orderBy("seq").limit(limit).all().map(Self.eventRecord)
+        return try await streamQuery(app: appId, after: cursor).where("original_transaction_id", .in, ids)
+            .limit(limit).all().map(Self.eventRecord)
+    }
+
+    private func streamQuery(app appId: String, after cursor: EventCursor) -> SQLSelectBuilder {
+        var query = sql.select().columns(Self.eventColumns).from("events")
+            .where("app_id", .equal, appId)
+            .where {
+                $0.where("tx_order", .greaterThan, cursor.txOrder)
+                    .orWhere { $0.where("tx_order", .equal, cursor.txOrder).where("seq", .greaterThan, cursor.seq) }
+            }
+        if kind == .postgres {
+            query = query.where(SQLColumn("tx_order"), .lessThan, SQLRaw("txid_snapshot_xmin(txid_current_snapshot())"))
+        }
+        return query.orderBy("tx_order").orderBy("seq")
     }
 
     public func upsert(_ s: StateRecord) async throws {
@@ -151,12 +194,13 @@ extension StorageSession {
             }
     }
 
-    private static let eventColumns = ["seq", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
+    private static let eventColumns = ["seq", "tx_order", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
                                        "type", "effective_at", "payload", "recorded_at", "retracted_at"]
 
     private static func eventRecord(_ row: any SQLRow) throws -> EventRecord {
         EventRecord(
             seq: try row.decode(column: "seq", as: Int64.self),
+            txOrder: try row.decode(column: "tx_order", as: Int64.self),
             appId: try row.decode(column: "app_id", as: String.self),
             eventId: try row.decode(column: "event_id", as: String.self),
             originalTransactionId: try row.decode(column: "original_transaction_id", as: String?.self),

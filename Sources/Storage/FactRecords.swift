@@ -169,19 +169,26 @@ extension StorageSession {
             .all().map { try $0.decode(column: "notification_uuid", as: String.self) }
     }
 
-    /// Every stored fact about these original transactions.
+    /// Every stored fact about these original transactions, in one query.
     public func facts(app appId: String, originalTransactionIds ids: [String]) async throws -> StoredFacts {
         guard !ids.isEmpty else { return StoredFacts() }
+        let list = SQLList(ids.map { SQLBind($0) })
+        let query = SQLQueryString("""
+            SELECT 0 AS kind, payload AS json FROM transactions WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
+            UNION ALL
+            SELECT 1 AS kind, payload AS json FROM renewal_infos WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
+            UNION ALL
+            SELECT 2 AS kind, fact AS json FROM notifications WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
+            """)
         var facts = StoredFacts()
-        facts.transactions = try await sql.select().column("payload").from("transactions")
-            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
-            .map { try $0.decode(column: "payload", as: String.self) }
-        facts.renewalInfos = try await sql.select().column("payload").from("renewal_infos")
-            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
-            .map { try $0.decode(column: "payload", as: String.self) }
-        facts.notifications = try await sql.select().column("fact").from("notifications")
-            .where("app_id", .equal, appId).where("original_transaction_id", .in, ids).all()
-            .map { try $0.decode(column: "fact", as: String.self) }
+        for row in try await sql.raw(query).all() {
+            let json = try row.decode(column: "json", as: String.self)
+            switch try row.decode(column: "kind", as: Int.self) {
+            case 0: facts.transactions.append(json)
+            case 1: facts.renewalInfos.append(json)
+            default: facts.notifications.append(json)
+            }
+        }
         return facts
     }
 

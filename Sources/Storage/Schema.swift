@@ -114,7 +114,10 @@ public enum Schema {
                 .column("payload", type: .text, .notNull)
                 .column("recorded_at", type: .bigint, .notNull)
                 .column("retracted_at", type: .bigint)
+                // The writing transaction's id on PostgreSQL (0 on SQLite, whose one writer commits in seq order).
+                .column("tx_order", type: .bigint, .notNull)
                 .run()
+            try await db.create(index: "events_stream").on("events").column("app_id").column("tx_order").column("seq").run()
             try await db.create(index: "events_identity").unique().on("events").column("app_id").column("event_id").run()
             try await db.create(index: "events_original").on("events").column("app_id").column("original_transaction_id").run()
             // Derived: each customer's last computed state per environment.

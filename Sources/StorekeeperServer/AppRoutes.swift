@@ -170,7 +170,7 @@ struct AppRoutes {
         let app = try await registry.authorize(request, .admin, appId: try Self.appId(context))
         let page = try EventPage.Query(request)
         let records = try await ingestion.database.reading {
-            try await $0.events(app: app.id, after: page.after ?? 0, limit: page.limit)
+            try await $0.events(app: app.id, after: page.after, limit: page.limit)
         }
         return try EventPage.response(records, after: page.after)
     }

@@ -99,11 +99,11 @@ struct CustomerRoutes {
         let appUserId = try Self.appUserId(context)
         let page = try EventPage.Query(request)
         guard let customerId = try await ingestion.customerId(app: app.id, appUserId: appUserId) else {
-            return try JSONResponse.make(EventPage(events: [], nextCursor: page.after.map(String.init) ?? "0"))
+            return try JSONResponse.make(EventPage(events: [], nextCursor: page.after.description))
         }
         let records = try await ingestion.database.reading { session in
             let originals = try await session.originalTransactionIds(customer: customerId)
-            return try await session.events(app: app.id, originalTransactionIds: originals, after: page.after ?? 0, limit: page.limit)
+            return try await session.events(app: app.id, originalTransactionIds: originals, after: page.after, limit: page.limit)
         }
         return try EventPage.response(records, after: page.after)
     }
@@ -127,14 +127,14 @@ struct EventPage: Encodable {
     var nextCursor: String
 
     struct Query {
-        var after: Int64?
+        var after = EventCursor.start
         var limit: Int
 
         init(_ request: Request) throws {
             let parameters = request.uri.queryParameters
             if let text = parameters.get("after") {
-                guard let value = Int64(text), value >= 0 else { throw APIError.invalidRequest("after must be a cursor from nextCursor") }
-                after = value
+                guard let cursor = EventCursor(text) else { throw APIError.invalidRequest("after must be a cursor from nextCursor") }
+                after = cursor
             }
             limit = 100
             if let text = parameters.get("limit") {
@@ -144,18 +144,19 @@ struct EventPage: Encodable {
         }
     }
 
-    static func response(_ records: [EventRecord], after: Int64?) throws -> Response {
-        let next = records.last?.seq ?? after ?? 0
+    static func response(_ records: [EventRecord], after: EventCursor) throws -> Response {
+        let next = records.last.map { EventCursor(txOrder: $0.txOrder ?? 0, seq: $0.seq ?? 0) } ?? after
         return try JSONResponse.make(EventPage(
             events: try records.map { record in
                 do {
                     let event = try RequestBody.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
-                    return StreamEvent(event: event, cursor: String(record.seq ?? 0), recordedAt: record.recordedAt, retractedAt: record.retractedAt)
+                    return StreamEvent(event: event, cursor: EventCursor(txOrder: record.txOrder ?? 0, seq: record.seq ?? 0).description,
+                                       recordedAt: record.recordedAt, retractedAt: record.retractedAt)
                 } catch {
                     throw APIError.internalError("stored event \(record.eventId) does not decode")
                 }
             },
-            nextCursor: String(next)))
+            nextCursor: next.description))
     }
 }
 

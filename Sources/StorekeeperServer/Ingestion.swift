@@ -96,21 +96,22 @@ public final class Ingestion: Sendable {
     static func resolve(
         _ session: StorageSession, app: AppRuntime, token: String?, originalTransactionId: String, now: Int64
     ) async throws -> String {
-        let owner = try await session.owner(app: app.id, originalTransactionId: originalTransactionId)
+        let ownerRecord = try await session.ownerRecord(app: app.id, originalTransactionId: originalTransactionId)
+        // An identified owner keeps its transaction: only the app's own post moves one between named customers.
+        if let ownerRecord, !ownerRecord.anonymous { return ownerRecord.id }
+        let owner = ownerRecord?.id
         if let token = token?.lowercased(), !token.isEmpty {
             if let named = try await session.customer(app: app.id, appUserId: token) {
-                if owner == nil {
+                guard let owner else {
                     return try await session.link(app: app.id, originalTransactionId: originalTransactionId, customer: named.id, at: now)
                 }
-                if let owner, owner != named.id, let previous = try await session.customer(id: owner), previous.anonymous {
+                if owner != named.id {
                     try await session.merge(customer: owner, into: named.id)
                     try await session.insertAudit(AuditRecord(
                         appId: app.id, action: "merge", originalTransactionId: originalTransactionId, fromCustomer: owner,
                         toCustomer: named.id, detail: "an anonymous customer's transactions joined the customer of appAccountToken \(token)", at: now))
-                    return named.id
                 }
-                // An identified owner keeps it: only the app's own post moves a transaction between named customers.
-                return owner ?? named.id
+                return named.id
             }
             if let owner { return owner }
             let created = try await session.findOrCreateCustomer(app: app.id, appUserId: token, anonymous: false, newId: newCustomerId(), at: now)
