@@ -184,3 +184,30 @@ extension StorageSession {
             createdAt: try row.decode(column: "created_at", as: Int64.self))
     }
 }
+
+extension StorageSession {
+    /// The customer an app user id names and its stored state in one environment, in one query (the customer API's
+    /// read path).
+    public func customerAndState(app appId: String, appUserId: String, environment: String) async throws -> (customerId: String, state: StateRecord?)? {
+        guard let row = try await sql.select()
+            .column(SQLColumn("customer_id", table: "app_users"))
+            .column(SQLColumn("state", table: "customer_states"))
+            .column(SQLColumn("next_change_at", table: "customer_states"))
+            .column(SQLColumn("computed_at", table: "customer_states"))
+            .from("app_users")
+            .join("customer_states", method: SQLJoinMethod.left, on: SQLBinaryExpression(
+                SQLBinaryExpression(SQLColumn("customer_id", table: "customer_states"), .equal, SQLColumn("customer_id", table: "app_users")),
+                .and,
+                SQLBinaryExpression(SQLColumn("environment", table: "customer_states"), .equal, SQLBind(environment))))
+            .where(SQLColumn("app_id", table: "app_users"), .equal, SQLBind(appId))
+            .where(SQLColumn("app_user_id", table: "app_users"), .equal, SQLBind(appUserId))
+            .first()
+        else { return nil }
+        let customerId = try row.decode(column: "customer_id", as: String.self)
+        guard let json = try row.decode(column: "state", as: String?.self) else { return (customerId, nil) }
+        return (customerId, StateRecord(
+            customerId: customerId, environment: environment, state: json,
+            nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
+            computedAt: try row.decode(column: "computed_at", as: Int64.self)))
+    }
+}

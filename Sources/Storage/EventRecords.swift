@@ -146,9 +146,10 @@ extension StorageSession {
     }
 
     /// The app's events after a cursor, in stream order; on PostgreSQL only those whose transactions can no longer
-    /// be overtaken (see ``EventCursor``).
-    public func events(app appId: String, after cursor: EventCursor, limit: Int) async throws -> [EventRecord] {
-        try await streamQuery(app: appId, after: cursor).limit(limit).all().map(Self.eventRecord)
+    /// be overtaken (see ``EventCursor``), unless `settledOnly` is false (every committed event, for audits and
+    /// tests: a cursor must not be taken from such a read).
+    public func events(app appId: String, after cursor: EventCursor, limit: Int, settledOnly: Bool = true) async throws -> [EventRecord] {
+        try await streamQuery(app: appId, after: cursor, settledOnly: settledOnly).limit(limit).all().map(Self.eventRecord)
     }
 
     /// The events about these original transactions, in stream order.
@@ -158,14 +159,14 @@ extension StorageSession {
             .limit(limit).all().map(Self.eventRecord)
     }
 
-    private func streamQuery(app appId: String, after cursor: EventCursor) -> SQLSelectBuilder {
+    private func streamQuery(app appId: String, after cursor: EventCursor, settledOnly: Bool = true) -> SQLSelectBuilder {
         var query = sql.select().columns(Self.eventColumns).from("events")
             .where("app_id", .equal, appId)
             .where {
                 $0.where("tx_order", .greaterThan, cursor.txOrder)
                     .orWhere { $0.where("tx_order", .equal, cursor.txOrder).where("seq", .greaterThan, cursor.seq) }
             }
-        if kind == .postgres {
+        if kind == .postgres, settledOnly {
             query = query.where(SQLColumn("tx_order"), .lessThan, SQLRaw("txid_snapshot_xmin(txid_current_snapshot())"))
         }
         return query.orderBy("tx_order").orderBy("seq")

@@ -27,7 +27,7 @@ public enum APIKeys {
     }
 
     public static func hash(_ secret: String) -> String {
-        SHA256.hash(data: Data(secret.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: Data(secret.utf8)))
     }
 
     /// Compares two hex digests in time that depends only on their length.
@@ -50,4 +50,19 @@ public enum APIKeys {
 
     /// A new app id.
     public static func appId() -> String { "app_" + randomToken(bytes: 9) }
+}
+
+/// Lower-case hexadecimal, without Foundation's `String(format:)` (slow on Linux, and on the request path here).
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
 }

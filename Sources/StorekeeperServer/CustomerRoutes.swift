@@ -35,8 +35,7 @@ struct CustomerRoutes {
         let app = try await registry.authorize(request, .customer)
         let appUserId = try Self.appUserId(context)
         let environment = try app.environment(request.uri.queryParameters.get("environment"))
-        let customerId = try await ingestion.customerId(app: app.id, appUserId: appUserId)
-        let snapshot = try await ingestion.state(app: app, customerId: customerId, environment: environment)
+        let snapshot = try await ingestion.state(app: app, appUserId: appUserId, environment: environment).snapshot
         return try stateResponse(request, snapshot: snapshot, appUserId: appUserId, environment: environment)
     }
 
@@ -116,7 +115,7 @@ struct CustomerRoutes {
         let snapshot = try await ingestion.state(app: app, customerId: customerId, environment: environment)
         let firstSeen = try await customerId.asyncMap { id in try await ingestion.database.reading { try await $0.customer(id: id)?.createdAt } } ?? nil
         return try JSONResponse.make(RevenueCatSubscriber(
-            state: snapshot.state, appUserId: appUserId, environment: environment, requestDate: ingestion.nowMs,
+            state: try snapshot.state(), appUserId: appUserId, environment: environment, requestDate: ingestion.nowMs,
             firstSeen: firstSeen ?? ingestion.nowMs))
     }
 }

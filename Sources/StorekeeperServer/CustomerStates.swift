@@ -6,27 +6,43 @@ import NIOConcurrencyHelpers
 import Storage
 
 /// A customer's state in one environment, encoded once: the JSON body, its ETag and when it next changes.
+///
+/// A state read back from the database is kept as its JSON (the customer API sends those bytes as they are) and
+/// decoded only when something needs the values (the RevenueCat shape).
 public struct StateSnapshot: Sendable {
-    public let state: CustomerState
     /// `CustomerState` as JSON with sorted keys.
     public let json: [UInt8]
     public let etag: String
     public let nextChangeAt: Int64?
     let cachedAt: UInt64
+    private let decoded: CustomerState?
 
     init(state: CustomerState, now: UInt64 = DispatchTime.now().uptimeNanoseconds) throws(APIError) {
-        self.state = state
         do { json = Array(try JSONEncoder.api.encode(state)) } catch { throw .internalError("the state does not encode: \(error)") }
-        etag = "\"" + SHA256.hash(data: json).prefix(12).map { String(format: "%02x", $0) }.joined() + "\""
+        decoded = state
+        etag = Self.etag(json)
         nextChangeAt = state.nextChangeAt?.millisecondsSince1970
         cachedAt = now
     }
 
-    init(json: String, now: UInt64 = DispatchTime.now().uptimeNanoseconds) throws(APIError) {
+    /// A stored state: its JSON and the `nextChangeAt` stored beside it.
+    init(json: String, nextChangeAt: Int64?, now: UInt64 = DispatchTime.now().uptimeNanoseconds) {
+        self.json = Array(json.utf8)
+        decoded = nil
+        etag = Self.etag(self.json)
+        self.nextChangeAt = nextChangeAt
+        cachedAt = now
+    }
+
+    private static func etag(_ json: [UInt8]) -> String {
+        "\"" + Hex.encode(SHA256.hash(data: json).prefix(12)) + "\""
+    }
+
+    /// The state's values.
+    func state() throws(APIError) -> CustomerState {
+        if let decoded { return decoded }
         do {
-            try self.init(state: try JSONDecoder().decode(CustomerState.self, from: Data(json.utf8)), now: now)
-        } catch let error as APIError {
-            throw error
+            return try JSONDecoder().decode(CustomerState.self, from: Data(json))
         } catch {
             throw .internalError("a stored state does not decode: \(DecodingErrorDescription.describe(error))")
         }

@@ -10,7 +10,7 @@ enum FactCoding {
     static let decoder = JSONDecoder()
 
     static func digest(_ data: Data) -> String {
-        SHA256.hash(data: data).prefix(16).map { String(format: "%02x", $0) }.joined()
+        Hex.encode(SHA256.hash(data: data).prefix(16))
     }
 
     /// A transaction that cannot be placed (no transactionId, originalTransactionId or productId) is rejected: the

@@ -286,9 +286,32 @@ public final class Ingestion: Sendable {
         let now = nowMs
         guard let customerId else { return try states.newCustomer(app, environment: environment) }
         if let cached = states.cached(customer: customerId, environment: environment, now: now) { return cached }
-        if let stored = try await database.reading({ try await $0.state(customer: customerId, environment: environment.rawValue) }),
-           stored.nextChangeAt.map({ now < $0 }) ?? true, stored.computedAt <= now, stored.computedAt >= app.updatedAt {
-            let snapshot = try StateSnapshot(json: stored.state)
+        let stored = try await database.reading { try await $0.state(customer: customerId, environment: environment.rawValue) }
+        return try await current(app: app, customerId: customerId, stored: stored, environment: environment, now: now)
+    }
+
+    /// The state of the customer an app user id names (nil: one never seen), with one database read at most when
+    /// the memory cache cannot answer: the customer API's read path.
+    public func state(app: AppRuntime, appUserId: String, environment: Environment) async throws -> (customerId: String?, snapshot: StateSnapshot) {
+        let now = nowMs
+        if let customerId = states.cachedCustomerId(app: app.id, appUserId: appUserId),
+           let cached = states.cached(customer: customerId, environment: environment, now: now) {
+            return (customerId, cached)
+        }
+        guard let found = try await database.reading({
+            try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)
+        }) else {
+            return (nil, try states.newCustomer(app, environment: environment))
+        }
+        states.rememberCustomerId(app: app.id, appUserId: appUserId, found.customerId)
+        return (found.customerId, try await current(app: app, customerId: found.customerId, stored: found.state, environment: environment, now: now))
+    }
+
+    /// A stored state if it is still right (current at `now`, computed after the app's configuration last changed),
+    /// otherwise one computed anew.
+    private func current(app: AppRuntime, customerId: String, stored: StateRecord?, environment: Environment, now: Int64) async throws -> StateSnapshot {
+        if let stored, stored.nextChangeAt.map({ now < $0 }) ?? true, stored.computedAt <= now, stored.computedAt >= app.updatedAt {
+            let snapshot = StateSnapshot(json: stored.state, nextChangeAt: stored.nextChangeAt)
             states.remember(customer: customerId, environment: environment, snapshot)
             return snapshot
         }

@@ -152,13 +152,13 @@ struct ReceiptAndReconciliationTests {
             try await client.postNotification(h.app.appId, try notification(.subscribed, .initialBuy, purchase: purchase, signed: at(0)))
             try await client.postNotification(h.app.appId, try notification(
                 .didChangeRenewalStatus, .autoRenewDisabled, purchase: purchase, renewal: cancelled, signed: at(10)))
-            let before = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 100) }
+            let before = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 100, settledOnly: false) }
             #expect(!before.contains { $0.type == "subscription_expired" })
             // Day 31: nobody reads the customer, but reconciliation notices the expiry.
             h.clock.set(at(31))
             let report = await h.core.reconciler.run()
             #expect(report.customersRefreshed == 1)
-            let after = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 100) }
+            let after = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 100, settledOnly: false) }
             #expect(after.contains { $0.type == "subscription_expired" })
         }
     }

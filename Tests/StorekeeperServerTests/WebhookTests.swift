@@ -61,7 +61,7 @@ struct WebhookTests {
             try await client.postNotification(h.app.appId, signed[0])
             try await client.postNotification(h.app.appId, signed[1])
             let once = try stateOnly(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
-            let eventsOnce = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000) }
+            let eventsOnce = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
             for _ in 0..<10 {
                 let response = try await client.postNotification(h.app.appId, signed[1])
                 #expect(response.status == .ok)
@@ -69,7 +69,7 @@ struct WebhookTests {
             }
             let again = try stateOnly(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
             #expect(once == again)
-            let eventsAgain = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000) }
+            let eventsAgain = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
             #expect(eventsAgain.map(\.eventId) == eventsOnce.map(\.eventId))
             #expect(try await h.core.database.reading { try await $0.notificationCount(app: h.app.appId) } == 2)
         }
@@ -94,7 +94,7 @@ struct WebhookTests {
                 #expect(pro?["active"] as? Bool == false)
                 // Events that early, partial facts suggested (a renewal seen before its purchase looks like a start)
                 // are retracted once the facts are complete: the standing events are the same in every order.
-                let events = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000) }
+                let events = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
                     .filter { $0.retractedAt == nil }.map(\.eventId).sorted()
                 return (state: try stateOnly(response), events: events)
             }
