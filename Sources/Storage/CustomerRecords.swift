@@ -44,14 +44,10 @@ public struct AuditRecord: Sendable, Hashable {
 extension StorageSession {
     /// The customer an app user id names.
     public func customer(app appId: String, appUserId: String) async throws -> CustomerRecord? {
-        try await sql.select()
-            .column(SQLColumn("id", table: "customers")).column(SQLColumn("app_id", table: "customers"))
-            .column(SQLColumn("anonymous", table: "customers")).column(SQLColumn("created_at", table: "customers"))
-            .from("app_users")
-            .join("customers", on: SQLColumn("customer_id", table: "app_users"), .equal, SQLColumn("id", table: "customers"))
-            .where(SQLColumn("app_id", table: "app_users"), .equal, SQLBind(appId))
-            .where(SQLColumn("app_user_id", table: "app_users"), .equal, SQLBind(appUserId))
-            .first().map(Self.customerRecord)
+        try await sql.raw("""
+            SELECT c.id, c.app_id, c.anonymous, c.created_at FROM app_users u JOIN customers c ON c.id = u.customer_id
+            WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
+            """).first().map(Self.customerRecord)
     }
 
     public func customer(id: String) async throws -> CustomerRecord? {
@@ -104,14 +100,10 @@ extension StorageSession {
 
     /// The customer that owns an original transaction, and whether that customer is anonymous, in one query.
     public func ownerRecord(app appId: String, originalTransactionId: String) async throws -> CustomerRecord? {
-        try await sql.select()
-            .column(SQLColumn("id", table: "customers")).column(SQLColumn("app_id", table: "customers"))
-            .column(SQLColumn("anonymous", table: "customers")).column(SQLColumn("created_at", table: "customers"))
-            .from("ownership")
-            .join("customers", on: SQLColumn("customer_id", table: "ownership"), .equal, SQLColumn("id", table: "customers"))
-            .where(SQLColumn("app_id", table: "ownership"), .equal, SQLBind(appId))
-            .where(SQLColumn("original_transaction_id", table: "ownership"), .equal, SQLBind(originalTransactionId))
-            .first().map(Self.customerRecord)
+        try await sql.raw("""
+            SELECT c.id, c.app_id, c.anonymous, c.created_at FROM ownership o JOIN customers c ON c.id = o.customer_id
+            WHERE o.app_id = \(bind: appId) AND o.original_transaction_id = \(bind: originalTransactionId)
+            """).first().map(Self.customerRecord)
     }
 
     /// The customer that owns an original transaction.
@@ -146,9 +138,9 @@ extension StorageSession {
     }
 
     public func originalTransactionIds(customer customerId: String) async throws -> [String] {
-        try await sql.select().column("original_transaction_id").from("ownership").where("customer_id", .equal, customerId)
-            .orderBy("original_transaction_id").all()
-            .map { try $0.decode(column: "original_transaction_id", as: String.self) }
+        try await sql.raw("""
+            SELECT original_transaction_id FROM ownership WHERE customer_id = \(bind: customerId) ORDER BY original_transaction_id
+            """).all().map { try $0.decode(column: "original_transaction_id", as: String.self) }
     }
 
     public func insertAudit(_ record: AuditRecord) async throws {
@@ -189,19 +181,11 @@ extension StorageSession {
     /// The customer an app user id names and its stored state in one environment, in one query (the customer API's
     /// read path).
     public func customerAndState(app appId: String, appUserId: String, environment: String) async throws -> (customerId: String, state: StateRecord?)? {
-        guard let row = try await sql.select()
-            .column(SQLColumn("customer_id", table: "app_users"))
-            .column(SQLColumn("state", table: "customer_states"))
-            .column(SQLColumn("next_change_at", table: "customer_states"))
-            .column(SQLColumn("computed_at", table: "customer_states"))
-            .from("app_users")
-            .join("customer_states", method: SQLJoinMethod.left, on: SQLBinaryExpression(
-                SQLBinaryExpression(SQLColumn("customer_id", table: "customer_states"), .equal, SQLColumn("customer_id", table: "app_users")),
-                .and,
-                SQLBinaryExpression(SQLColumn("environment", table: "customer_states"), .equal, SQLBind(environment))))
-            .where(SQLColumn("app_id", table: "app_users"), .equal, SQLBind(appId))
-            .where(SQLColumn("app_user_id", table: "app_users"), .equal, SQLBind(appUserId))
-            .first()
+        guard let row = try await sql.raw("""
+            SELECT u.customer_id, s.state, s.next_change_at, s.computed_at FROM app_users u
+            LEFT JOIN customer_states s ON s.customer_id = u.customer_id AND s.environment = \(bind: environment)
+            WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
+            """).first()
         else { return nil }
         let customerId = try row.decode(column: "customer_id", as: String.self)
         guard let json = try row.decode(column: "state", as: String?.self) else { return (customerId, nil) }

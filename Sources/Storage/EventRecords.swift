@@ -92,9 +92,11 @@ extension StorageSession {
     ) async throws -> (recorded: Int, retracted: Int) {
         var existing: [String: EventRecord] = [:]
         if !originalTransactionIds.isEmpty {
-            for row in try await sql.select().columns(Self.eventColumns).from("events")
-                .where("app_id", .equal, appId).where("environment", .equal, environment)
-                .where("original_transaction_id", .in, originalTransactionIds).all() {
+            let list = SQLList(originalTransactionIds.map { SQLBind($0) })
+            for row in try await sql.raw("""
+                SELECT \(unsafeRaw: Self.eventColumns.joined(separator: ", ")) FROM events
+                WHERE app_id = \(bind: appId) AND environment = \(bind: environment) AND original_transaction_id IN (\(list))
+                """).all() {
                 let record = try Self.eventRecord(row)
                 existing[record.eventId] = record
             }
@@ -132,17 +134,19 @@ extension StorageSession {
     @discardableResult
     private func insertEvents(_ events: [EventRecord]) async throws -> Int {
         guard !events.isEmpty else { return 0 }
-        var insert = sql.insert(into: "events")
-            .columns("app_id", "event_id", "original_transaction_id", "customer_id", "environment", "type",
-                     "effective_at", "payload", "recorded_at", "retracted_at", "tx_order")
-        for e in events {
-            insert = insert.values(
+        let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
+        let rows = SQLList(events.map { e in
+            SQLGroupExpression(SQLList([
                 SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
-                SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload),
-                SQLBind(e.recordedAt), SQLBind(e.retractedAt),
-                kind == .postgres ? SQLRaw("txid_current()") : SQLBind(Int64(0)))
-        }
-        return try await insert.ignoringConflicts(with: ["app_id", "event_id"]).returning("seq").all().count
+                SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload), SQLBind(e.recordedAt),
+                SQLBind(e.retractedAt), txOrder,
+            ]))
+        })
+        return try await sql.raw("""
+            INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type, effective_at,
+                payload, recorded_at, retracted_at, tx_order)
+            VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq
+            """).all().count
     }
 
     /// The app's events after a cursor, in stream order; on PostgreSQL only those whose transactions can no longer
@@ -173,13 +177,12 @@ extension StorageSession {
     }
 
     public func upsert(_ s: StateRecord) async throws {
-        try await sql.insert(into: "customer_states")
-            .columns("customer_id", "environment", "state", "next_change_at", "computed_at")
-            .values(SQLBind(s.customerId), SQLBind(s.environment), SQLBind(s.state), SQLBind(s.nextChangeAt), SQLBind(s.computedAt))
-            .onConflict(with: ["customer_id", "environment"]) {
-                $0.set(excludedValueOf: "state").set(excludedValueOf: "next_change_at").set(excludedValueOf: "computed_at")
-            }
-            .run()
+        try await sql.raw("""
+            INSERT INTO customer_states (customer_id, environment, state, next_change_at, computed_at)
+            VALUES (\(bind: s.customerId), \(bind: s.environment), \(bind: s.state), \(bind: s.nextChangeAt), \(bind: s.computedAt))
+            ON CONFLICT (customer_id, environment) DO UPDATE SET
+                state = excluded.state, next_change_at = excluded.next_change_at, computed_at = excluded.computed_at
+            """).run()
     }
 
     public func state(customer customerId: String, environment: String) async throws -> StateRecord? {

@@ -112,46 +112,45 @@ public struct StoredFacts: Sendable, Hashable {
 }
 
 extension StorageSession {
+    // The statements on the ingest path are literal SQL with binds: SQLKit's builders re-escape every identifier on
+    // every call, which was the largest cost of a notification after the signature checks. The SQL is the subset
+    // SQLite and PostgreSQL share (`ON CONFLICT … DO NOTHING RETURNING`).
+
     /// Stores a transaction version once; true if it was new.
     @discardableResult
     public func insert(_ t: TransactionRecord) async throws -> Bool {
-        let rows = try await sql.insert(into: "transactions")
-            .columns("app_id", "transaction_id", "version", "original_transaction_id", "environment", "product_id",
-                     "signed_date", "purchase_date", "expires_date", "revocation_date", "price", "currency", "source",
-                     "payload", "signed", "received_at")
-            .values(SQLBind(t.appId), SQLBind(t.transactionId), SQLBind(t.version), SQLBind(t.originalTransactionId),
-                    SQLBind(t.environment), SQLBind(t.productId), SQLBind(t.signedDate), SQLBind(t.purchaseDate),
-                    SQLBind(t.expiresDate), SQLBind(t.revocationDate), SQLBind(t.price), SQLBind(t.currency),
-                    SQLBind(t.source), SQLBind(t.payload), SQLBind(t.signed), SQLBind(t.receivedAt))
-            .ignoringConflicts(with: ["app_id", "transaction_id", "version"])
-            .returning("version").all()
-        return !rows.isEmpty
+        !(try await sql.raw("""
+            INSERT INTO transactions (app_id, transaction_id, version, original_transaction_id, environment, product_id,
+                signed_date, purchase_date, expires_date, revocation_date, price, currency, source, payload, signed, received_at)
+            VALUES (\(bind: t.appId), \(bind: t.transactionId), \(bind: t.version), \(bind: t.originalTransactionId),
+                \(bind: t.environment), \(bind: t.productId), \(bind: t.signedDate), \(bind: t.purchaseDate), \(bind: t.expiresDate),
+                \(bind: t.revocationDate), \(bind: t.price), \(bind: t.currency), \(bind: t.source), \(bind: t.payload),
+                \(bind: t.signed), \(bind: t.receivedAt))
+            ON CONFLICT (app_id, transaction_id, version) DO NOTHING RETURNING version
+            """).all().isEmpty)
     }
 
     @discardableResult
     public func insert(_ r: RenewalInfoRecord) async throws -> Bool {
-        let rows = try await sql.insert(into: "renewal_infos")
-            .columns("app_id", "original_transaction_id", "version", "environment", "signed_date", "payload", "signed",
-                     "received_at")
-            .values(SQLBind(r.appId), SQLBind(r.originalTransactionId), SQLBind(r.version), SQLBind(r.environment),
-                    SQLBind(r.signedDate), SQLBind(r.payload), SQLBind(r.signed), SQLBind(r.receivedAt))
-            .ignoringConflicts(with: ["app_id", "original_transaction_id", "version"])
-            .returning("version").all()
-        return !rows.isEmpty
+        !(try await sql.raw("""
+            INSERT INTO renewal_infos (app_id, original_transaction_id, version, environment, signed_date, payload, signed, received_at)
+            VALUES (\(bind: r.appId), \(bind: r.originalTransactionId), \(bind: r.version), \(bind: r.environment),
+                \(bind: r.signedDate), \(bind: r.payload), \(bind: r.signed), \(bind: r.receivedAt))
+            ON CONFLICT (app_id, original_transaction_id, version) DO NOTHING RETURNING version
+            """).all().isEmpty)
     }
 
     /// Stores a notification once (by its UUID); true if it was new.
     @discardableResult
     public func insert(_ n: NotificationRecord) async throws -> Bool {
-        let rows = try await sql.insert(into: "notifications")
-            .columns("app_id", "notification_uuid", "notification_type", "subtype", "environment", "signed_date",
-                     "original_transaction_id", "fact", "signed", "received_at")
-            .values(SQLBind(n.appId), SQLBind(n.notificationUUID), SQLBind(n.notificationType), SQLBind(n.subtype),
-                    SQLBind(n.environment), SQLBind(n.signedDate), SQLBind(n.originalTransactionId), SQLBind(n.fact),
-                    SQLBind(n.signed), SQLBind(n.receivedAt))
-            .ignoringConflicts(with: ["app_id", "notification_uuid"])
-            .returning("notification_uuid").all()
-        return !rows.isEmpty
+        !(try await sql.raw("""
+            INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment, signed_date,
+                original_transaction_id, fact, signed, received_at)
+            VALUES (\(bind: n.appId), \(bind: n.notificationUUID), \(bind: n.notificationType), \(bind: n.subtype),
+                \(bind: n.environment), \(bind: n.signedDate), \(bind: n.originalTransactionId), \(bind: n.fact),
+                \(bind: n.signed), \(bind: n.receivedAt))
+            ON CONFLICT (app_id, notification_uuid) DO NOTHING RETURNING notification_uuid
+            """).all().isEmpty)
     }
 
     public func hasNotification(app appId: String, uuid: String) async throws -> Bool {

@@ -164,17 +164,44 @@ struct CustomerAPITests {
         }
     }
 
-    @Test("the same endpoints answer on a live server")
+    @Test("every endpoint answers on a live server")
     func live() async throws {
         let h = try await Harness.make(.sqlite)
         h.clock.set(at(1))
         let application = Application(router: h.core.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await application.test(.live) { client in
-            #expect(try await client.execute(uri: "/health", method: .get).status == .ok)
+            let app = "/v1/apps/\(h.app.appId)"
+            let sk = headers(h.app.secretKey), pk = headers(h.app.publicKey)
             let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "live")
-            let response = try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0)))
-            #expect(response.status == .ok)
+            let second = Purchase(transactionId: "2", originalTransactionId: "2", purchase: at(0), expires: at(30), signed: at(0))
+            let calls: [(String, HTTPRequest.Method, HTTPFields, ByteBuffer?, HTTPResponse.Status)] = [
+                ("/health", .get, [:], nil, .ok),
+                ("/ping", .get, [:], nil, .ok),
+                ("/openapi.yaml", .get, [:], nil, .ok),
+                ("\(app)/notifications/appstore", .post, headers(nil),
+                 body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(0))]), .ok),
+                ("/v1/customers/live", .get, pk, nil, .ok),
+                ("/v1/customers/live/transactions", .post, pk, body(["signedTransaction": try second.signed()]), .ok),
+                ("/v1/customers/live/alias", .post, pk, body(["alias": "live-anonymous"]), .ok),
+                ("/v1/customers/live/events", .get, sk, nil, .ok),
+                ("/v1/subscribers/live", .get, sk, nil, .ok),
+                (app, .get, sk, nil, .ok),
+                (app, .patch, sk, body(["transferPolicy": "keep"]), .ok),
+                ("\(app)/products", .get, sk, nil, .ok),
+                ("\(app)/products", .put, sk, ByteBuffer(string: #"{"products":[{"id":"pro.monthly","type":"autoRenewable","group":"pro","period":"P1M","entitlements":["pro"]}]}"#), .ok),
+                ("\(app)/entitlements", .get, sk, nil, .ok),
+                ("\(app)/events", .get, sk, nil, .ok),
+                ("\(app)/audit", .get, sk, nil, .ok),
+                ("/metrics", .get, [:], nil, .ok),
+                ("\(app)/keys/rotate", .post, sk, body(["kind": "secret"]), .created),
+            ]
+            for (uri, method, fields, payload, status) in calls {
+                let response = try await client.execute(uri: uri, method: method, headers: fields, body: payload)
+                #expect(response.status == status, "\(method) \(uri): \(String(buffer: response.body))")
+            }
             #expect(try json(try await client.customer("live", key: h.app.publicKey))["state"] as? String == "active")
+            // The rotated secret key is gone.
+            #expect(try await client.execute(uri: app, method: .get, headers: sk).status == .unauthorized)
         }
         await h.close()
     }

@@ -49,6 +49,14 @@ struct WebhookTests {
             // The raw signed payload is kept.
             let stored = try await h.core.database.reading { try await $0.notificationUUIDs(app: h.app.appId) }
             #expect(stored.count == 1)
+            // A notification type Apple adds later is stored, not rejected.
+            let future = try notification(NotificationType(rawValue: "SOMETHING_NEW"), purchase: purchase, signed: at(1))
+            let answer = try await client.postNotification(h.app.appId, future)
+            #expect(answer.status == .ok)
+            #expect(try json(answer)["result"] as? String == "applied")
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            #expect(metrics.contains(#"storekeeper_notifications_total{type="SUBSCRIBED",result="applied"} 1"#))
+            #expect(metrics.contains(#"storekeeper_notifications_total{type="SOMETHING_NEW",result="applied"} 1"#))
         }
     }
 
