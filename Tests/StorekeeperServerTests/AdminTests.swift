@@ -111,4 +111,12 @@ struct AdminTests {
         #expect(throws: StorageError.self) { try DatabaseLocation(url: "mysql://h/db") }
         #expect(!DatabaseLocation.postgres(url: "postgres://user:hunter2@h:5432/db").description.contains("hunter2"))
     }
+
+    @Test("event cursors: what nextCursor gives, after takes back; anything else is refused")
+    func cursors() {
+        #expect(EventCursor("0") == .start)
+        #expect(EventCursor("7412-19") == EventCursor(txOrder: 7412, seq: 19))
+        #expect(EventCursor(EventCursor(txOrder: 3, seq: 4).description) == EventCursor(txOrder: 3, seq: 4))
+        for bad in ["", "x", "1-", "-1", "1-2-3", "-1-2", "99999999999999999999-1"] { #expect(EventCursor(bad) == nil, "\(bad)") }
+    }
 }
