@@ -21,7 +21,7 @@ public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
     /// Parses `description` (`<txOrder>-<seq>`), or `0` for the start.
     public init?(_ text: String) {
         if text == "0" { self = .start; return }
-        let parts = text.split(separator: "-")
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let t = Int64(parts[0]), let s = Int64(parts[1]), t >= 0, s >= 0 else { return nil }
         self.init(txOrder: t, seq: s)
     }

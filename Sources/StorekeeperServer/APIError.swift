@@ -81,10 +81,11 @@ public struct APIError: Error, HTTPResponseError, Sendable, CustomStringConverti
 }
 
 extension JSONEncoder {
-    /// Sorted keys: equal values encode to equal bytes (ETags, tests).
-    static var api: JSONEncoder {
+    /// Sorted keys: equal values encode to equal bytes (ETags, tests). One shared encoder: encoding does not change it,
+    /// and building one per state or event was a measurable cost on the ingest path.
+    static let api: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
-    }
+    }()
 }

@@ -42,7 +42,7 @@ public struct StateSnapshot: Sendable {
     func state() throws(APIError) -> CustomerState {
         if let decoded { return decoded }
         do {
-            return try JSONDecoder().decode(CustomerState.self, from: Data(json))
+            return try RequestBody.decoder.decode(CustomerState.self, from: Data(json))
         } catch {
             throw .internalError("a stored state does not decode: \(DecodingErrorDescription.describe(error))")
         }
