@@ -44,6 +44,7 @@ let package = Package(
             name: "AppStoreSimulator",
             dependencies: [
                 "AppStore",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -88,6 +89,7 @@ let package = Package(
                 "Experiments",
                 "Storage",
                 "StorekeeperServer",
+                "AppStoreSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
