@@ -231,3 +231,13 @@ extension StorageSession {
             .map { (try $0.decode(column: "customer_id", as: String.self), try $0.decode(column: "app_id", as: String.self)) }
     }
 }
+
+extension StorageSession {
+    /// Drops the stored states of an app's customers in environments it no longer accepts.
+    public func deleteStates(app appId: String, keeping environments: [String]) async throws {
+        try await sql.raw("""
+            DELETE FROM customer_states WHERE customer_id IN (SELECT id FROM customers WHERE app_id = \(bind: appId))
+            AND environment NOT IN (\(SQLList(environments.map { SQLBind($0) })))
+            """).run()
+    }
+}

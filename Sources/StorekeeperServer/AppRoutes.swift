@@ -110,7 +110,10 @@ struct AppRoutes {
         try config.validate()
         let json = String(decoding: try JSONEncoder.api.encode(config), as: UTF8.self)
         let now = ingestion.nowMs
-        try await ingestion.database.writing { try await $0.updateApp(id: app.id, bundleId: config.bundleId, config: json, at: now) }
+        try await ingestion.database.writing { session in
+            try await session.updateApp(id: app.id, bundleId: config.bundleId, config: json, at: now)
+            try await session.deleteStates(app: app.id, keeping: config.environments)
+        }
         registry.invalidate(app: app.id)
         // Every cached state was computed with the old catalog or environments.
         ingestion.states.forgetAll()

@@ -93,11 +93,17 @@ public struct AppleAPIAccess: Sendable {
             if error.isRetryable { throw APIError.unavailable("verifyReceipt: \(error.message)") }
             throw APIError.init(.badRequest, "receipt_rejected", "verifyReceipt: \(error.message)")
         }
-        if let type = response.receipt?.receiptType {
-            try app.checkEnvironment(Ingestion.receiptEnvironment(type), what: "receipt")
+        guard let environment = response.receipt?.environment ?? response.environment.map(Environment.init(rawValue:)) else {
+            throw APIError(.badRequest, "receipt_rejected", "verifyReceipt's answer names no environment")
+        }
+        do {
+            try app.checkEnvironment(environment, what: "receipt")
+        } catch {
+            throw APIError.verification(error)
         }
         return try response.latestReceiptInfo.compactMap { entry throws(APIError) -> TransactionRecord? in
-            let transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: response.receipt)
+            var transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: response.receipt)
+            transaction.environment = environment
             guard transaction.transactionId != nil, transaction.productId != nil else { return nil }
             return try FactCoding.record(transaction, signed: nil, source: "verifyReceipt", app: app.id, now: now)
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import Storage
 
 /// Which keys an endpoint takes.
 enum Access {
@@ -12,6 +13,11 @@ extension AppRegistry {
     /// The app a request acts for. A public key on an admin endpoint is 403; a key of another app on an app's path
     /// is 404, as if the app did not exist.
     func authorize(_ request: Request, _ access: Access, appId: String? = nil) async throws -> AppRuntime {
+        try await authorizeWithKind(request, access, appId: appId).app
+    }
+
+    /// The app and the kind of key the request came with (some customer endpoints allow more to a secret key).
+    func authorizeWithKind(_ request: Request, _ access: Access, appId: String? = nil) async throws -> (app: AppRuntime, kind: APIKeyRecord.Kind) {
         let principal = try await authenticate(request.headers[.authorization])
         if access == .admin, principal.kind != .secret {
             throw APIError.forbidden("this endpoint needs a secret key (sk_…); public keys are for the customer endpoints")
@@ -19,6 +25,6 @@ extension AppRegistry {
         if let appId, appId != principal.appId {
             throw APIError.notFound("no app \(appId)")
         }
-        return try await app(id: principal.appId)
+        return (try await app(id: principal.appId), principal.kind)
     }
 }

@@ -25,15 +25,29 @@ struct CustomerRoutes {
         guard !id.isEmpty, id.utf8.count <= 256, !id.contains(where: { $0.isNewline }) else {
             throw APIError.invalidRequest("an app user id is 1 to 256 characters on one line")
         }
-        if posting, id.hasPrefix("$") {
-            throw APIError.invalidRequest("app user ids starting with $ are reserved for customers the server names itself")
+        if posting, id.hasPrefix("$"), !id.hasPrefix(Self.deviceIdPrefix) {
+            throw APIError.invalidRequest("app user ids starting with $ are reserved (except \(Self.deviceIdPrefix)…, the app's anonymous ids)")
         }
         return id
     }
 
+    /// The prefix of the app's own anonymous ids (one per install, before the user signs in). Only such an id can be
+    /// aliased with the public key: any other merge needs a secret key, or anyone holding the app's public key (it
+    /// ships in the app) could merge a stranger's purchases, or a name the stranger will use, into their own account.
+    static let deviceIdPrefix = "$device:"
+
+    /// Customers the server named itself (`$anonymous:<originalTransactionId>`) are read with a secret key only:
+    /// original transaction ids are not secrets.
+    static func checkReadable(_ appUserId: String, kind: APIKeyRecord.Kind) throws {
+        if kind != .secret, appUserId.hasPrefix("$anonymous:") {
+            throw APIError.forbidden("customers the server named itself are read with a secret key")
+        }
+    }
+
     func getCustomer(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let app = try await registry.authorize(request, .customer)
+        let (app, kind) = try await registry.authorizeWithKind(request, .customer)
         let appUserId = try Self.appUserId(context)
+        try Self.checkReadable(appUserId, kind: kind)
         let environment = try app.environment(request.uri.queryParameters.get("environment"))
         let snapshot = try await ingestion.state(app: app, appUserId: appUserId, environment: environment).snapshot
         return try stateResponse(request, snapshot: snapshot, appUserId: appUserId, environment: environment)
@@ -82,12 +96,15 @@ struct CustomerRoutes {
     struct AliasBody: Decodable { var alias: String }
 
     func postAlias(_ request: Request, _ context: ServerContext) async throws -> Response {
-        let app = try await registry.authorize(request, .customer)
+        let (app, kind) = try await registry.authorizeWithKind(request, .customer)
         let appUserId = try Self.appUserId(context, posting: true)
         let environment = try app.environment(request.uri.queryParameters.get("environment"))
         let body = try await RequestBody.decode(AliasBody.self, request, context: context)
         guard !body.alias.isEmpty, body.alias.utf8.count <= 256 else { throw APIError.invalidRequest("alias is 1 to 256 characters") }
         guard body.alias != appUserId else { throw APIError.invalidRequest("an app user id cannot be its own alias") }
+        if kind != .secret, !body.alias.hasPrefix(Self.deviceIdPrefix) || appUserId.hasPrefix(Self.deviceIdPrefix) {
+            throw APIError.forbidden("with the public key, only an anonymous id (\(Self.deviceIdPrefix)…) can become an alias of a signed-in user; merging other customers needs a secret key")
+        }
         let customerId = try await ingestion.alias(app: app.id, appUserId: appUserId, alias: body.alias)
         let snapshot = try await ingestion.state(app: app, customerId: customerId, environment: environment)
         return try stateResponse(request, snapshot: snapshot, appUserId: appUserId, environment: environment)

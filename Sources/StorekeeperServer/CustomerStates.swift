@@ -103,7 +103,8 @@ public final class CustomerStates: Sendable {
 
     /// The state of a customer the server has never heard of (no facts), per app and environment.
     func newCustomer(_ app: AppRuntime, environment: Environment) throws(APIError) -> StateSnapshot {
-        let key = app.id + "|" + environment.rawValue + "|" + String(app.loadedAt)
+        // Keyed by the configuration's version, not by when it was loaded: a reload every second must not add entries.
+        let key = app.id + "|" + environment.rawValue + "|" + String(app.updatedAt)
         if let hit = newCustomers.withLockedValue({ $0[key] }) { return hit }
         let snapshot = try StateSnapshot(state: EntitlementEngine.state(
             catalog: app.config.catalog, facts: [], now: Timestamp(millisecondsSince1970: 0), environment: environment))

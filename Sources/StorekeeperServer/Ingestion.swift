@@ -214,12 +214,15 @@ public final class Ingestion: Sendable {
             throw VerificationError(.invalidReceiptFormat, "the receipt is not base64")
         }
         let receipt = try await app.receiptVerifier.verify(Array(der))
-        if let environment = receipt.receiptType.map(Self.receiptEnvironment) {
-            try app.checkEnvironment(environment, what: "receipt")
+        // A receipt that names no environment is refused: its purchases would otherwise count in every environment.
+        guard let environment = receipt.environment else {
+            throw VerificationError(.invalidEnvironment, "the receipt's type \(receipt.receiptType.map { "'\($0)'" } ?? "(none)") names no environment")
         }
+        try app.checkEnvironment(environment, what: "receipt")
         var records: [TransactionRecord] = []
         for entry in receipt.inApp {
-            let transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: receipt)
+            var transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: receipt)
+            transaction.environment = environment
             if transaction.transactionId == nil || transaction.productId == nil { continue }
             records.append(try FactCoding.record(transaction, signed: nil, source: "receipt", app: app.id, now: now))
         }
@@ -227,15 +230,6 @@ public final class Ingestion: Sendable {
             records += try await appleAPI.verifyReceipt(base64, app: app, now: now)
         }
         return records
-    }
-
-    /// A receipt's `receiptType` (`Production`, `ProductionSandbox`, `ProductionVPP`, `Xcode` …) as an environment.
-    static func receiptEnvironment(_ receiptType: String) -> Environment {
-        switch receiptType {
-        case "ProductionSandbox", "ProductionVPPSandbox": return .sandbox
-        case "Production", "ProductionVPP": return .production
-        default: return Environment(rawValue: receiptType)
-        }
     }
 
     // MARK: - Aliases

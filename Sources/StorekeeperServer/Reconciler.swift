@@ -120,6 +120,9 @@ public struct Reconciler: Sendable {
     }
 
     private func refreshDue(now: Int64, report: inout Report) async {
+        // Each customer once a pass: a stored state that stays due (an environment the app no longer allows) must not
+        // be refreshed over and over.
+        var refreshed: Set<String> = []
         for _ in 0..<100 {
             let due: [(customerId: String, appId: String)]
             do {
@@ -128,8 +131,10 @@ public struct Reconciler: Sendable {
                 report.errors.append("customers due: \(error)")
                 return
             }
-            if due.isEmpty { return }
-            for customer in due {
+            let fresh = due.filter { !refreshed.contains($0.customerId) }
+            if fresh.isEmpty { return }
+            for customer in fresh {
+                refreshed.insert(customer.customerId)
                 do {
                     let app = try await ingestion.registry.app(id: customer.appId)
                     try await ingestion.refresh(app: app, customerId: customer.customerId)

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -32,15 +33,8 @@ enum RequestBody {
         do {
             return try decoder.decode(T.self, from: Data(buffer.readableBytesView))
         } catch {
-            throw APIError.invalidRequest("the body is not valid JSON for this endpoint: \(describe(error))")
+            throw APIError.invalidRequest("the body is not valid JSON for this endpoint: \(DecodingErrorDescription.describe(error))")
         }
-    }
-
-    static func describe(_ error: any Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty {
-            return "malformed JSON"
-        }
-        return "\(error)".count > 300 ? String("\(error)".prefix(300)) : "\(error)"
     }
 }
 

@@ -66,17 +66,44 @@ struct CustomerAPITests {
         h.clock.set(at(2))
         let purchase = Purchase(transactionId: "700", originalTransactionId: "700", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            _ = try await client.execute(uri: "/v1/customers/anon-123/transactions", method: .post, headers: headers(h.app.publicKey),
+            _ = try await client.execute(uri: "/v1/customers/$device:123/transactions", method: .post, headers: headers(h.app.publicKey),
                                          body: body(["signedTransaction": try purchase.signed()]))
             let merged = try await client.execute(uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
-                                                  body: body(["alias": "anon-123"]))
+                                                  body: body(["alias": "$device:123"]))
             #expect(merged.status == .ok)
             #expect(try json(merged)["state"] as? String == "active")
             // Both names now read the same customer.
-            #expect(try stateOnly(try await client.customer("anon-123", key: h.app.publicKey), key: "entitlements")
+            #expect(try stateOnly(try await client.customer("$device:123", key: h.app.publicKey), key: "entitlements")
                     == (try stateOnly(try await client.customer("carol", key: h.app.publicKey), key: "entitlements")))
             let audit = try await h.core.database.reading { try await $0.audit(app: h.app.appId) }
             #expect(audit.map(\.action) == ["merge"])
+        }
+    }
+
+    @Test("the public key cannot alias a named customer (or claim a name), nor read server-named ones; a secret key can")
+    func aliasNeedsProof() async throws {
+        let h = try await Harness.make(.sqlite)
+        h.clock.set(at(2))
+        let purchase = Purchase(transactionId: "710", originalTransactionId: "710", purchase: at(0), expires: at(30), signed: at(0))
+        let orphan = Purchase(transactionId: "720", originalTransactionId: "720", purchase: at(0), expires: at(30), signed: at(0))
+        try await h.test { client in
+            _ = try await client.execute(uri: "/v1/customers/victim/transactions", method: .post, headers: headers(h.app.publicKey),
+                                         body: body(["signedTransaction": try purchase.signed()]))
+            for alias in ["victim", "future-user@example.com", "$anonymous:720"] {
+                let taken = try await client.execute(uri: "/v1/customers/mallory/alias", method: .post, headers: headers(h.app.publicKey),
+                                                     body: body(["alias": alias]))
+                #expect(taken.status == .forbidden, "\(alias)")
+            }
+            #expect(try json(try await client.customer("mallory", key: h.app.publicKey))["state"] as? String == "new")
+            #expect(try json(try await client.customer("victim", key: h.app.publicKey))["state"] as? String == "active")
+            // A notification nobody claimed: its customer is read, and merged, with a secret key only.
+            try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: orphan, signed: at(0)))
+            #expect(try await client.customer("$anonymous:720", key: h.app.publicKey).status == .forbidden)
+            #expect(try await client.customer("$anonymous:720", key: h.app.secretKey).status == .ok)
+            let merged = try await client.execute(uri: "/v1/customers/support-case/alias", method: .post, headers: headers(h.app.secretKey),
+                                                  body: body(["alias": "$anonymous:720"]))
+            #expect(merged.status == .ok)
+            #expect(try json(merged)["state"] as? String == "active")
         }
     }
 
@@ -182,7 +209,7 @@ struct CustomerAPITests {
                  body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(0))]), .ok),
                 ("/v1/customers/live", .get, pk, nil, .ok),
                 ("/v1/customers/live/transactions", .post, pk, body(["signedTransaction": try second.signed()]), .ok),
-                ("/v1/customers/live/alias", .post, pk, body(["alias": "live-anonymous"]), .ok),
+                ("/v1/customers/live/alias", .post, pk, body(["alias": "$device:live"]), .ok),
                 ("/v1/customers/live/events", .get, sk, nil, .ok),
                 ("/v1/subscribers/live", .get, sk, nil, .ok),
                 (app, .get, sk, nil, .ok),

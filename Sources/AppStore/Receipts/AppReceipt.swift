@@ -31,8 +31,8 @@ public struct AppReceipt: Codable, Hashable, Sendable {
     /// The environment named by `receiptType`.
     public var environment: Environment? {
         switch receiptType {
-        case "Production": .production
-        case "ProductionSandbox", "Sandbox": .sandbox
+        case "Production", "ProductionVPP": .production
+        case "ProductionSandbox", "ProductionVPPSandbox", "Sandbox": .sandbox
         case "Xcode": .xcode
         default: nil
         }
