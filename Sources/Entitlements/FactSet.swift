@@ -385,8 +385,21 @@ struct FactSet: Sendable {
 
     /// An upgraded transaction stops giving access when the upgrade starts: at the next purchase of its subscription,
     /// else of its group, else when Apple signed it as upgraded.
+    ///
+    /// A period that a purchase of another product of the same subscription interrupts is upgraded even when no
+    /// signed version says so: Apple's upgrade notification carries only the new transaction, and the old one's
+    /// `isUpgraded` shows only in the transaction history.
     static func cutUpgrades(_ drafts: inout [PurchaseDraft], order: [Int], chains: [Chain]) {
         for chain in chains {
+            for (position, member) in chain.members.enumerated() where !drafts[order[member]].isUpgraded {
+                let index = order[member]
+                guard let next = chain.members[(position + 1)...].first(where: { drafts[order[$0]].start > drafts[index].start }) else { continue }
+                let later = drafts[order[next]]
+                if later.reason == .purchase, later.productId != drafts[index].productId, later.start < drafts[index].end,
+                   later.start < (drafts[index].naturalEnd ?? .max), drafts[index].revocation == nil {
+                    drafts[index].isUpgraded = true
+                }
+            }
             for (position, member) in chain.members.enumerated() where drafts[order[member]].isUpgraded {
                 let index = order[member]
                 let start = drafts[index].start, group = drafts[index].group

@@ -109,6 +109,13 @@ extension Evaluator {
         let members = facts.chains[index].members.map { facts.purchases[$0] }
         var runLast: Purchase?
         var coveredUntil = Int64.min
+        // Renewals Apple announced as billing recoveries, by transaction: recovered within a grace period, the new
+        // period starts when the failed one ended (no paid day is lost), so only the notice tells of the failure.
+        var recoveries: [String: Int64] = [:]
+        for notification in facts.chains[index].notifications
+        where notification.notificationType == .didRenew && notification.subtype == .billingRecovery {
+            if let id = notification.transactionId { recoveries[id] = notification.signedDate.millisecondsSince1970 }
+        }
         for purchase in members {
             guard let previous = runLast else {
                 log.add(Self.startType(purchase.periodType, first: true), at: purchase.start, chain: chain.id,
@@ -132,6 +139,13 @@ extension Evaluator {
                 lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
                 log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
                         anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+            } else if gap <= tolerance, previous.revocation == nil, let recoveredAt = recoveries[purchase.transactionId],
+                      recoveredAt > purchase.start {
+                let evidence = billing(of: previous, chain: chain.index, until: recoveredAt, recovered: purchase)
+                billingIssue(of: previous, evidence: evidence, until: recoveredAt, chain: chain.index, into: &log)
+                log.add(.billingRecovered, at: recoveredAt, chain: chain.id, anchor: purchase.transactionId,
+                        source: .transaction, purchase: purchase)
+                renewal(from: previous, to: purchase, chain: chain.index, into: &log)
             } else if gap <= tolerance || (previous.revocation != nil && purchase.reason == .renewal) {
                 renewal(from: previous, to: purchase, chain: chain.index, into: &log)
             } else {
@@ -355,6 +369,8 @@ extension Evaluator {
             }
             guard on != previousOn else { continue }
             if notifications.contains(where: { $0.on == on && $0.at > previousAt && $0.at <= at }) { continue }
+            // A new purchase (a resubscription) switches auto-renew on by itself: that is no re-enabling.
+            if on, members.contains(where: { $0.reason == .purchase && $0.start > previousAt && $0.start <= at }) { continue }
             let inService = members.contains { $0.start <= at && at < $0.end } || renewal.isInBillingRetryPeriod == true
             guard inService else { continue }
             toggle(on: on, at: at, anchor: "r\(at)", source: .renewalInfo, uuid: nil)
