@@ -7,6 +7,11 @@ import Foundation
 public struct Signed<Value: Sendable & Hashable>: Sendable, Hashable {
     public var jws: String
     public var value: Value
+
+    public init(jws: String, value: Value) {
+        self.jws = jws
+        self.value = value
+    }
 }
 
 /// `HistoryResponse`: one page of Get Transaction History v2, verified.
