@@ -44,10 +44,26 @@ let package = Package(
             name: "AppStoreSimulator",
             dependencies: [
                 "AppStore",
+                // The catalog format and the state vocabulary the ground truth is written in (never the engine).
+                "Entitlements",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            resources: [.copy("Scenarios")]
+        ),
+        // The simulator's fake App Store Server API, over HTTP.
+        .target(
+            name: "AppStoreSimulatorAPI",
+            dependencies: [
+                "AppStore",
+                "AppStoreSimulator",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // Pure: the App Store models in, states and events out. No I/O, no clock.
@@ -90,7 +106,9 @@ let package = Package(
                 "Storage",
                 "StorekeeperServer",
                 "AppStoreSimulator",
+                "AppStoreSimulatorAPI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -134,6 +152,7 @@ let package = Package(
                 "Storage",
                 "AppStore",
                 "AppStoreSimulator",
+                "AppStoreSimulatorAPI",
                 "Entitlements",
                 "TestSupport",
                 "storekeeper",

@@ -90,7 +90,8 @@ extension SimulatorCA {
         }
         let ca: SimulatorCA
         do {
-            ca = try SimulatorCA(validity: now.addingTimeInterval(-86_400)...now.addingTimeInterval(10 * 365 * 86_400))
+            // Valid from ten years back: runs on a virtual clock sign dates in the past (a year's population ends now).
+            ca = try SimulatorCA(validity: now.addingTimeInterval(-10 * 365 * 86_400)...now.addingTimeInterval(10 * 365 * 86_400))
         } catch {
             throw SimulatorStateError("cannot make a CA: \(error)")
         }

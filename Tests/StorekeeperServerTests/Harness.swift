@@ -103,7 +103,8 @@ struct Harness: Sendable {
 
     static func make(
         _ database: TestDatabase, environments: [String] = ["Sandbox"], appAppleId: Int64? = nil,
-        policy: AppConfiguration.TransferPolicy = .transfer, serverAPI: AppConfiguration.ServerAPICredentials? = nil
+        policy: AppConfiguration.TransferPolicy = .transfer, serverAPI: AppConfiguration.ServerAPICredentials? = nil,
+        catalog: Catalog = testCatalog
     ) async throws -> Harness {
         let clock = TestClock(at(0))
         var settings = ServerSettings()
@@ -113,17 +114,18 @@ struct Harness: Sendable {
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         let core = try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger)
-        let app = try await core.createApp(config(environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI))
+        let app = try await core.createApp(config(
+            environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
         return Harness(core: core, clock: clock, app: app, database: database)
     }
 
     static func config(
         environments: [String] = ["Sandbox"], appAppleId: Int64? = nil, policy: AppConfiguration.TransferPolicy = .transfer,
-        serverAPI: AppConfiguration.ServerAPICredentials? = nil, bundle: String = bundleId
+        serverAPI: AppConfiguration.ServerAPICredentials? = nil, bundle: String = bundleId, catalog: Catalog = testCatalog
     ) -> AppConfiguration {
         AppConfiguration(bundleId: bundle, appAppleId: appAppleId, environments: environments,
                          trustedRoots: [Data(testCA.rootDER).base64EncodedString()], serverAPI: serverAPI,
-                         catalog: testCatalog, transferPolicy: policy)
+                         catalog: catalog, transferPolicy: policy)
     }
 
     func close() async { await core.database.close() }

@@ -1,0 +1,226 @@
+import AppStore
+import AppStoreSimulator
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// A fake App Store Server API over the simulator's ledger, at Apple's paths and in Apple's JSON: Get Transaction
+/// History (v2), Get Transaction Info, Get All Subscription Statuses, Get Notification History, Request a Test
+/// Notification and Get Test Notification Status, and Send Consumption Information. Point an App Store Server API
+/// client's base URL at it.
+///
+/// Requests need Apple's bearer token: an ES256 JWT whose `aud` is `appstoreconnect-v1` and whose `bid` is the app's
+/// bundle id; with `publicKey` set, its signature is checked too. Errors are Apple's: `{"errorCode", "errorMessage"}`.
+public struct FakeServerAPI: Sendable {
+    public let store: SimulatedStore
+    public let bundleId: String
+    public let publicKey: P256.Signing.PublicKey?
+    /// Where Request a Test Notification delivers the `TEST` notification (nil: it is only recorded).
+    public let webhook: WebhookSender?
+    /// Requests served, by path template: what a test can assert was asked.
+    public let requests = NIOLockedValueBox<[String: Int]>([:])
+    /// Items per page of history and notification history (Apple: 20).
+    public var pageSize = 20
+
+    public init(store: SimulatedStore, bundleId: String, publicKey: P256.Signing.PublicKey? = nil, webhook: WebhookSender? = nil) {
+        self.store = store
+        self.bundleId = bundleId
+        self.publicKey = publicKey
+        self.webhook = webhook
+    }
+
+    struct APIFailure: Error, HTTPResponseError {
+        var status: HTTPResponse.Status
+        var code: Int64
+        var message: String
+
+        func response(from request: Request, context: some RequestContext) throws -> Response {
+            FakeServerAPI.json(["errorCode": code, "errorMessage": message], status: status)
+        }
+
+        static let unauthorized = APIFailure(status: .unauthorized, code: 4010000, message: "Unauthenticated")
+        static func notFound(_ what: String) -> APIFailure { APIFailure(status: .notFound, code: 4040010, message: "\(what) not found.") }
+        static func invalid(_ message: String) -> APIFailure { APIFailure(status: .badRequest, code: 4000006, message: message) }
+    }
+
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        let api = self
+        router.get("/inApps/v2/history/:transactionId") { request, context in try await api.history(request, context) }
+        router.get("/inApps/v1/transactions/:transactionId") { request, context in try await api.transaction(request, context) }
+        router.get("/inApps/v1/subscriptions/:transactionId") { request, context in try await api.statuses(request, context) }
+        router.post("/inApps/v1/notifications/history") { request, context in try await api.notificationHistory(request, context) }
+        router.post("/inApps/v1/notifications/test") { request, context in try await api.requestTest(request, context) }
+        router.get("/inApps/v1/notifications/test/:token") { request, context in try await api.testStatus(request, context) }
+        router.put("/inApps/v2/transactions/consumption/:transactionId") { request, context in try await api.consumption(request, context) }
+        return router
+    }
+
+    // MARK: - Auth
+
+    func authorize(_ request: Request, _ path: String) throws(APIFailure) {
+        requests.withLockedValue { $0[path, default: 0] += 1 }
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { throw .unauthorized }
+        let parts = header.dropFirst("Bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerJSON = Self.base64URL(parts[0]), let claimsJSON = Self.base64URL(parts[1]),
+              let signature = Self.base64URL(parts[2]),
+              let jwtHeader = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any],
+              let claims = try? JSONSerialization.jsonObject(with: claimsJSON) as? [String: Any]
+        else { throw .unauthorized }
+        guard jwtHeader["alg"] as? String == "ES256", claims["aud"] as? String == "appstoreconnect-v1",
+              claims["bid"] as? String == bundleId
+        else { throw .unauthorized }
+        if let publicKey {
+            let input = Data((parts[0] + "." + parts[1]).utf8)
+            guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
+                  publicKey.isValidSignature(ecdsa, for: input)
+            else { throw .unauthorized }
+        }
+    }
+
+    static func base64URL(_ text: Substring) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+
+    static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(data: data)))
+    }
+
+    func identity() async -> [String: Any] {
+        let app = await store.with { $0.app }
+        var object: [String: Any] = ["bundleId": app.bundleId, "environment": app.environment.rawValue]
+        if let id = app.appAppleId { object["appAppleId"] = id }
+        return object
+    }
+
+    func transactionId(_ context: BasicRequestContext) throws(APIFailure) -> String {
+        guard let id = context.parameters.get("transactionId"), !id.isEmpty, id.allSatisfy(\.isNumber) else {
+            throw APIFailure(status: .badRequest, code: 4000006, message: "Invalid transaction id.")
+        }
+        return id
+    }
+
+    // MARK: - Endpoints
+
+    func history(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "history")
+        let id = try transactionId(context)
+        let list = await store.with { $0.history(ofTransaction: id) }
+        guard let list else { throw APIFailure.notFound("Transaction id") }
+        let sorted = request.uri.queryParameters.get("sort") == "DESCENDING" ? Array(list.reversed()) : list
+        let offset = request.uri.queryParameters.get("revision").flatMap { Int($0) } ?? 0
+        guard offset >= 0, offset <= sorted.count else { throw APIFailure.invalid("Invalid revision.") }
+        let page = Array(sorted.dropFirst(offset).prefix(pageSize))
+        var body = await identity()
+        body["signedTransactions"] = page
+        body["revision"] = String(offset + page.count)
+        body["hasMore"] = offset + page.count < sorted.count
+        return Self.json(body)
+    }
+
+    func transaction(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "transaction")
+        let id = try transactionId(context)
+        guard let jws = await store.with({ $0.transactions[id]?.jws }) else { throw APIFailure.notFound("Transaction id") }
+        return Self.json(["signedTransactionInfo": jws])
+    }
+
+    func statuses(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "statuses")
+        let id = try transactionId(context)
+        let wanted = Set(request.uri.queryParameters.getAll("status").compactMap { Int32($0) })
+        let groups = try await store.with { try $0.statuses(ofTransaction: id) }
+        guard let groups else { throw APIFailure.notFound("Transaction id") }
+        var body = await identity()
+        body["data"] = groups.map { group in
+            [
+                "subscriptionGroupIdentifier": group.group,
+                "lastTransactions": group.items.filter { wanted.isEmpty || wanted.contains($0.status.rawValue) }.map {
+                    ["status": $0.status.rawValue, "originalTransactionId": $0.originalTransactionId,
+                     "signedTransactionInfo": $0.transaction, "signedRenewalInfo": $0.renewalInfo] as [String: Any]
+                },
+            ] as [String: Any]
+        }
+        return Self.json(body)
+    }
+
+    struct HistoryQuery: Decodable {
+        var startDate: Int64
+        var endDate: Int64
+        var notificationType: String?
+        var notificationSubtype: String?
+        var onlyFailures: Bool?
+        var transactionId: String?
+    }
+
+    func notificationHistory(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "notificationHistory")
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        guard let query = try? JSONDecoder().decode(HistoryQuery.self, from: Data(buffer.readableBytesView)) else {
+            throw APIFailure.invalid("Invalid request: startDate and endDate are required.")
+        }
+        guard query.startDate <= query.endDate else { throw APIFailure.invalid("Invalid end date.") }
+        let offset = request.uri.queryParameters.get("paginationToken").flatMap { Int($0) } ?? 0
+        let entries = await store.with { model in
+            model.history.filter { entry in
+                let n = entry.notification
+                guard n.signedDate >= query.startDate, n.signedDate <= query.endDate else { return false }
+                if let type = query.notificationType, n.type.rawValue != type { return false }
+                if let subtype = query.notificationSubtype, n.subtype?.rawValue != subtype { return false }
+                if query.onlyFailures == true, entry.delivered { return false }
+                if let id = query.transactionId, n.originalTransactionId != model.originalTransactionId(of: id) { return false }
+                return true
+            }
+        }
+        let page = entries.dropFirst(offset).prefix(pageSize)
+        var body: [String: Any] = [
+            "notificationHistory": page.map { entry in
+                ["signedPayload": entry.notification.signedPayload,
+                 "sendAttempts": entry.attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] }] as [String: Any]
+            },
+            "hasMore": offset + page.count < entries.count,
+        ]
+        if offset + page.count < entries.count { body["paginationToken"] = String(offset + page.count) }
+        return Self.json(body)
+    }
+
+    func requestTest(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "requestTest")
+        let notification = try await store.with { try $0.testNotification() }
+        let now = await store.with { $0.now }
+        if let webhook {
+            let status = await webhook(notification)
+            let ok = status.map { (200..<300).contains($0) } ?? false
+            await store.recordAttempt(notification.uuid, at: now, result: ok ? "SUCCESS" : (status == nil ? "NO_RESPONSE" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"))
+        }
+        return Self.json(["testNotificationToken": notification.uuid])
+    }
+
+    func testStatus(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "testStatus")
+        let token = context.parameters.get("token") ?? ""
+        let entry = await store.with { model in model.history.first { $0.notification.uuid == token && $0.notification.type == .test } }
+        guard let entry else { throw APIFailure(status: .notFound, code: 4040008, message: "Test notification not found.") }
+        return Self.json([
+            "signedPayload": entry.notification.signedPayload,
+            "sendAttempts": entry.attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] },
+        ])
+    }
+
+    func consumption(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "consumption")
+        let id = try transactionId(context)
+        guard await store.with({ $0.transactions[id] != nil }) else { throw APIFailure.notFound("Transaction id") }
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any],
+              object["customerConsented"] as? Bool == true, object["deliveryStatus"] != nil, object["sampleContentProvided"] != nil
+        else { throw APIFailure.invalid("Invalid request: customerConsented must be true, deliveryStatus and sampleContentProvided are required.") }
+        return Response(status: .accepted)
+    }
+}

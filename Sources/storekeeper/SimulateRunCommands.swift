@@ -1,0 +1,351 @@
+import AppStore
+import AppStoreSimulator
+import AppStoreSimulatorAPI
+import ArgumentParser
+import AsyncHTTPClient
+import Entitlements
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// What `simulate run` and `simulate population` share: the simulated app, the clock, delivery and its faults,
+/// the fake Server API, and checking a server against the ground truth.
+struct SimulationOptions: ParsableArguments {
+    @Option(help: "The server's webhook: http://host:port/v1/apps/<appId>/notifications/appstore.") var webhook: String
+    @Option(help: "virtual (stepped, ending now) or sandbox (wall-clock time, Apple's sandbox period table).") var clock: String = "virtual"
+    @Option(help: "Seeds ids and faults: the same seed repeats a run.") var seed: UInt64 = 1
+    @Option(name: .customLong("bundle-id"), help: "The simulated app's bundle id.") var bundleId: String
+    @Option(name: .customLong("app-apple-id"), help: "The simulated app's Apple id (needed for production).") var appAppleId: Int64?
+    @Option(help: "sandbox (default), production, xcode or localtesting.") var environment: String = "sandbox"
+    @Option(help: "A product catalog in the Entitlements format (default: the simulator's own).") var catalog: String?
+    @Option(name: .customLong("grace-period-days"), help: "The app's billing grace period (0: none).") var gracePeriodDays: Int = 16
+    @Option(help: "The state folder holding the CA (default: ./.storekeeper-simulator).") var state: String?
+    @Option(help: "Share of notifications delivered twice (0 to 1).") var duplicate: Double = 0
+    @Option(help: "Share delivered after the next one.") var reorder: Double = 0
+    @Option(help: "Share never delivered (left in Notification History as failures).") var drop: Double = 0
+    @Option(help: "Share delivered one step later.") var delay: Double = 0
+    @Flag(name: .customLong("no-renewal-limit"), help: "Sandbox clock: renew more than Apple's 12 times.") var noRenewalLimit = false
+    @Option(name: .customLong("api-port"), help: "Serve the fake App Store Server API on this port during the run (and after it, until Ctrl-C).")
+    var apiPort: Int?
+    @Option(name: .customLong("verify-with"), help: "An API key of the app (pk_… or sk_…): read every simulated customer back and compare.")
+    var verifyWith: String?
+    @Option(help: "The server's base URL for --verify-with (default: the webhook's).") var server: String?
+
+    func validate() throws {
+        guard ["virtual", "sandbox"].contains(clock) else { throw ValidationError("--clock is virtual or sandbox") }
+        for (name, value) in [("duplicate", duplicate), ("reorder", reorder), ("drop", drop), ("delay", delay)] where !(0...1).contains(value) {
+            throw ValidationError("--\(name) is a share from 0 to 1")
+        }
+        guard URL(string: webhook)?.host != nil else { throw ValidationError("--webhook must be an http(s) URL") }
+    }
+
+    func app() throws -> SimulatedApp {
+        let env: AppStore.Environment
+        switch environment.lowercased() {
+        case "sandbox": env = .sandbox
+        case "production": env = .production
+        case "xcode": env = .xcode
+        case "localtesting": env = .localTesting
+        default: throw ValidationError("unknown environment '\(environment)'")
+        }
+        if env == .production, appAppleId == nil { throw ValidationError("production needs --app-apple-id") }
+        var parsed = SimulatedApp.defaultCatalog
+        if let catalog {
+            guard let data = FileManager.default.contents(atPath: catalog) else { throw ValidationError("cannot read \(catalog)") }
+            do { parsed = try JSONDecoder().decode(Catalog.self, from: data) } catch {
+                throw ValidationError("\(catalog): \(error)")
+            }
+        }
+        return SimulatedApp(bundleId: bundleId, appAppleId: appAppleId, environment: env, catalog: parsed,
+                            gracePeriodDays: gracePeriodDays > 0 ? gracePeriodDays : nil)
+    }
+
+    func ca() throws -> SimulatorCA {
+        let directory = state.map { URL(fileURLWithPath: $0) } ?? SimulatorCA.defaultStateDirectory
+        do { return try SimulatorCA.loadOrCreate(in: directory) } catch { throw ValidationError(error.message) }
+    }
+
+    var periodTime: PeriodTime { clock == "sandbox" ? .sandbox(SandboxTime(renewalLimit: noRenewalLimit ? nil : 12)) : .calendar }
+    var faults: FaultPlan { FaultPlan(duplicate: duplicate, reorder: reorder, drop: drop, delay: delay) }
+
+    var serverBase: String {
+        if let server { return server.hasSuffix("/") ? String(server.dropLast()) : server }
+        guard let url = URL(string: webhook), let scheme = url.scheme, let host = url.host else { return webhook }
+        return "\(scheme)://\(host)\(url.port.map { ":\($0)" } ?? "")"
+    }
+}
+
+/// Plays a scenario against a server, optionally serving the fake Server API, and checks the result.
+struct SimulationSession {
+    let options: SimulationOptions
+    let app: SimulatedApp
+    let player: ScenarioPlayer
+    let store: SimulatedStore
+
+    static var wallClock: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    init(options: SimulationOptions, scenarioName: String, span: Double, gracePeriodDays: Int?, rate: Double?) throws {
+        self.options = options
+        var app = try options.app()
+        if let gracePeriodDays { app.gracePeriodDays = gracePeriodDays == 0 ? nil : gracePeriodDays }
+        self.app = app
+        var hasher = StableHasher()
+        hasher.add(scenarioName)
+        let runId = (options.seed &* 1_000_003) ^ hasher.value
+        let time = options.periodTime
+        let dayMs = Double(time == .calendar ? 86_400_000 : 10_000)
+        // On the virtual clock the run ends now, so that the server, on the wall clock, sees the final state.
+        let start = options.clock == "virtual" ? Self.wallClock - Int64(span * dayMs) : Self.wallClock
+        let ca = try options.ca()
+        let validFrom = Int64(ca.leaf.notValidBefore.timeIntervalSince1970 * 1000)
+        guard start >= validFrom else {
+            throw ValidationError("the simulator's CA is valid from \(ca.leaf.notValidBefore), after this run's start: move the state folder away to make a new CA (and trust its new root)")
+        }
+        store = SimulatedStore(StoreModel(app: app, ca: ca, time: time, runId: runId, start: start))
+        var send = Webhook.http(options.webhook)
+        if let rate, rate > 0 {
+            let pacer = Pacer(perSecond: rate)
+            let inner = send
+            send = { notification in
+                await pacer.wait()
+                return await inner(notification)
+            }
+        }
+        player = ScenarioPlayer(
+            store: store, delivery: Delivery(send: send, faults: options.faults, time: time, seed: options.seed), start: start,
+            clock: options.clock == "sandbox" ? .sandbox : .virtual)
+    }
+
+    /// Runs `body` with the fake Server API listening when --api-port is given, then keeps serving until Ctrl-C.
+    func withAPI(_ body: () async throws -> Int32) async throws -> Int32 {
+        guard let port = options.apiPort else { return try await body() }
+        let api = FakeServerAPI(store: store, bundleId: app.bundleId, webhook: Webhook.http(options.webhook))
+        let application = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await application.runService() }
+            print("fake App Store Server API on http://127.0.0.1:\(port) (the app's serverAPI.baseURL)")
+            let code = try await body()
+            print("the run is over; the fake Server API keeps serving until Ctrl-C")
+            try await group.next()
+            return code
+        }
+    }
+
+    /// Brings the store to the wall clock (on the virtual clock: renewals up to now) and sends what waits.
+    func finish() async throws {
+        try await player.advance(to: max(Self.wallClock, await store.with { $0.now }))
+        await player.drain()
+    }
+
+    /// Notifications that never reached the server although no drop was asked for: a failed run.
+    var undelivered: Int {
+        options.drop > 0 ? 0 : player.delivery.stats.failed
+    }
+
+    /// The exit status: non-zero when notifications were lost or the server disagrees with the ground truth.
+    func outcome() async throws -> Int32 {
+        if undelivered > 0 {
+            print("error: \(undelivered) notifications never reached \(options.webhook) after Apple's retries")
+            return 1
+        }
+        return try await verify() == 0 ? 0 : 1
+    }
+
+    /// Reads every simulated customer from the server and compares; prints and returns the mismatches.
+    func verify() async throws -> Int {
+        guard let key = options.verifyWith else { return 0 }
+        let model = await store.with { $0 }
+        let names = model.customerNames
+        var mismatches = 0, checked = 0, skipped = 0
+        for name in names {
+            guard let appUserId = model.appUserId(of: name) else { continue }
+            if appUserId.hasPrefix("$"), !key.hasPrefix("sk_") {
+                skipped += 1
+                continue
+            }
+            var difference = try await compare(name, appUserId: appUserId, key: key)
+            if difference != nil {
+                // The server read at a later instant than the store's: let the store catch up, then read again.
+                try await player.advance(to: Self.wallClock)
+                difference = try await compare(name, appUserId: appUserId, key: key)
+            }
+            checked += 1
+            if let difference {
+                mismatches += 1
+                if mismatches <= 10 { print("mismatch: \(name) (\(appUserId)):\n\(difference)") }
+            }
+        }
+        print("verified \(checked) customers against \(options.serverBase): \(mismatches) mismatches"
+              + (skipped > 0 ? " (\(skipped) customers named by the server need a secret key, skipped)" : ""))
+        return mismatches
+    }
+
+    func compare(_ name: String, appUserId: String, key: String) async throws -> String? {
+        let truth = await store.with { $0.truth(of: name) }
+        guard let truth else { return "the simulator does not know \(name)" }
+        let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-"))) ?? appUserId
+        var request = HTTPClientRequest(url: "\(options.serverBase)/v1/customers/\(encoded)")
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 8 << 20)
+        guard response.status == .ok else { return "HTTP \(response.status.code): \(String(buffer: body))" }
+        return TruthCheck.compare(customerBody: Data(body.readableBytesView), truth: truth, catalog: app.catalog)
+    }
+}
+
+/// Spaces calls `1/perSecond` apart.
+actor Pacer {
+    let interval: Duration
+    var next = ContinuousClock.now
+
+    init(perSecond: Double) { interval = .nanoseconds(Int64(1e9 / perSecond)) }
+
+    func wait() async {
+        let now = ContinuousClock.now
+        if next > now { try? await Task.sleep(until: next) }
+        next = max(next, now) + interval
+    }
+}
+
+/// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per process).
+struct StableHasher {
+    var value: UInt64 = 0xcbf2_9ce4_8422_2325
+    mutating func add(_ text: String) {
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value &*= 0x100_0000_01b3
+        }
+    }
+}
+
+extension SimulateCommand {
+    struct Run: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Play a scenario (a file, or a library scenario's name) against a server's webhook; print what was sent and what the server should show.")
+
+        @Argument(help: "A scenario file (JSON), or the name of a library scenario (`simulate scenarios` lists them).") var scenario: String
+        @OptionGroup var options: SimulationOptions
+
+        func run() async throws {
+            let loaded: Scenario
+            if FileManager.default.fileExists(atPath: scenario) {
+                guard let data = FileManager.default.contents(atPath: scenario) else { throw ValidationError("cannot read \(scenario)") }
+                do { loaded = try Scenario.decode(data, source: scenario) } catch { throw ValidationError("\(error)") }
+            } else {
+                do { loaded = try ScenarioLibrary.named(scenario) } catch { throw ValidationError("\(error)") }
+            }
+            let session = try SimulationSession(options: options, scenarioName: loaded.name, span: loaded.span,
+                                                gracePeriodDays: loaded.gracePeriodDays, rate: nil)
+            let code = try await session.withAPI {
+                print("scenario \(loaded.name)\(loaded.description.map { ": " + $0 } ?? "")")
+                for step in loaded.steps {
+                    let sent: [SimulatedNotification]
+                    do { sent = try await session.player.play(step) } catch let error as StoreError {
+                        throw ValidationError("day \(step.day), \(step.action.rawValue): \(error.message)")
+                    }
+                    let what = [step.action.rawValue, step.customer, step.product].compactMap { $0 }.joined(separator: " ")
+                    print("day \(step.day): \(what)" + (sent.isEmpty ? "" : " → " + sent.map { "\($0.label) [\($0.customer ?? "-")]" }.joined(separator: ", ")))
+                }
+                try await session.finish()
+                let model = await session.store.with { $0 }
+                print("delivery: \(session.player.delivery.stats)")
+                print("expected:")
+                for name in model.customerNames {
+                    guard let truth = model.truth(of: name) else { continue }
+                    print("\(name) (\(model.appUserId(of: name) ?? "-")): \(truth)")
+                    print("  events: \(model.events(of: name).map(\.type.rawValue).joined(separator: ", "))")
+                }
+                return try await session.outcome()
+            }
+            if code != 0 { throw ExitCode(code) }
+        }
+    }
+
+    struct PopulationCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "population",
+            abstract: "Generate realistic customer lifecycles and stream them to a server's webhook, for load; print the ground truth.")
+
+        @Option(help: "How many customers.") var customers: Int = 1000
+        @Option(help: "Over how many days.") var days: Int = 365
+        @Option(help: "At most this many notifications per second.") var rate: Double?
+        @OptionGroup var options: SimulationOptions
+
+        func validate() throws {
+            guard customers > 0, days > 0 else { throw ValidationError("--customers and --days are positive") }
+        }
+
+        func run() async throws {
+            let scenario = Population(customers: customers, days: days, seed: options.seed).scenario(
+                catalog: try options.app().catalog)
+            let session = try SimulationSession(options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
+            let code = try await session.withAPI {
+                let started = ContinuousClock.now
+                var lastPrint = ContinuousClock.now
+                for (index, step) in scenario.steps.enumerated() {
+                    try await session.player.play(step, lenient: true)
+                    if ContinuousClock.now - lastPrint > .milliseconds(500) || index == scenario.steps.count - 1 {
+                        lastPrint = ContinuousClock.now
+                        let done = Double(index + 1) / Double(scenario.steps.count)
+                        let bar = String(repeating: "#", count: Int(done * 30)) + String(repeating: " ", count: 30 - Int(done * 30))
+                        let seconds = Self.seconds(ContinuousClock.now - started)
+                        let sent = session.player.sent
+                        FileHandle.standardError.write(Data(String(format: "\r[%@] %3.0f%%  day %d  %d notifications  %.0f/s ", bar, done * 100, Int(step.day), sent, Double(sent) / max(seconds, 0.001)).utf8))
+                    }
+                }
+                try await session.finish()
+                let seconds = Self.seconds(ContinuousClock.now - started)
+                FileHandle.standardError.write(Data("\n".utf8))
+                let summary = await session.store.with { $0.summary() }
+                print("ground truth: \(summary)")
+                print("delivery: \(session.player.delivery.stats)")
+                print(String(format: "end to end: %d notifications in %.1f s, %.0f notifications/s (%d steps skipped as impossible by then)",
+                             session.player.sent, seconds, Double(session.player.sent) / max(seconds, 0.001), session.player.skipped.count))
+                return try await session.outcome()
+            }
+            if code != 0 { throw ExitCode(code) }
+        }
+
+        static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+    }
+
+    struct Scenarios: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the scenario library, or export it as JSON files.")
+
+        @Option(help: "Write each scenario to this folder.") var export: String?
+
+        func run() async throws {
+            let library: [Scenario]
+            do { library = try ScenarioLibrary.all() } catch { throw ValidationError("\(error)") }
+            if let export {
+                try FileManager.default.createDirectory(atPath: export, withIntermediateDirectories: true)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                for scenario in library {
+                    let path = (export as NSString).appendingPathComponent(scenario.name + ".json")
+                    guard FileManager.default.createFile(atPath: path, contents: try encoder.encode(scenario)) else {
+                        throw ValidationError("cannot write \(path)")
+                    }
+                }
+                print("wrote \(library.count) scenarios to \(export)")
+                return
+            }
+            for scenario in library { print("\(scenario.name): \(scenario.description ?? "")") }
+        }
+    }
+}
+
+extension SimulateCommand {
+    struct CatalogCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "catalog", abstract: "Print the simulator's default product catalog (the Entitlements format), for `apps create --catalog`.")
+
+        func run() async throws {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(SimulatedApp.defaultCatalog), as: UTF8.self))
+        }
+    }
+}

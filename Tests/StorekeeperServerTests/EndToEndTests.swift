@@ -1,0 +1,251 @@
+import AppStore
+import AppStoreSimulator
+import AppStoreSimulatorAPI
+import Crypto
+import Entitlements
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOConcurrencyHelpers
+import NIOCore
+@testable import StorekeeperServer
+import Testing
+
+/// The server against the simulator, in one process on a virtual clock: after every step of every library scenario,
+/// each customer's state and events on the server equal the simulator's own ground truth.
+@Suite("End to end: the server against the simulated App Store")
+struct EndToEndTests {
+    static let catalog = SimulatedApp.defaultCatalog
+
+    static func simulatedApp(_ scenario: Scenario? = nil) -> SimulatedApp {
+        var app = SimulatedApp(bundleId: bundleId, environment: .sandbox, catalog: catalog)
+        if let days = scenario?.gracePeriodDays { app.gracePeriodDays = days == 0 ? nil : days }
+        return app
+    }
+
+    static let library: [Scenario] = (try? ScenarioLibrary.all()) ?? []
+
+    /// One server and one simulated store, joined by the in-process router.
+    struct Rig {
+        let harness: Harness
+        let store: SimulatedStore
+        let player: ScenarioPlayer
+
+        var catalog: Catalog { EndToEndTests.catalog }
+
+        /// Every customer's state and events, compared with the truth; the differences.
+        func differences(_ client: any TestClientProtocol, events: Bool = true) async throws -> [String] {
+            let model = await store.with { $0 }
+            harness.clock.set(model.now)
+            var found: [String] = []
+            for name in model.customerNames {
+                guard let appUserId = model.appUserId(of: name), let truth = model.truth(of: name) else { continue }
+                let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-"))) ?? appUserId
+                let response = try await client.customer(encoded, key: harness.app.secretKey)
+                guard response.status == .ok else {
+                    found.append("\(name): HTTP \(response.status.code)")
+                    continue
+                }
+                if let difference = TruthCheck.compare(customerBody: Data(response.body.readableBytesView), truth: truth, catalog: catalog) {
+                    found.append("\(name) (\(appUserId)) at \(model.now):\n\(difference)")
+                }
+                guard events else { continue }
+                var standing: [String: ExpectedEvent?] = [:]
+                var cursor = "0-0"
+                while true {
+                    let page = try await client.execute(
+                        uri: "/v1/customers/\(encoded)/events?limit=1000&after=\(cursor)", method: .get, headers: headers(harness.app.secretKey))
+                    let parsed = try TruthCheck.events(page: Data(page.body.readableBytesView))
+                    standing.merge(parsed.events) { $1 }
+                    if parsed.count < 1000 { break }
+                    cursor = parsed.next
+                }
+                if let difference = TruthCheck.compare(events: standing.values.compactMap { $0 }, expected: model.events(of: name)) {
+                    found.append("\(name) (\(appUserId)): \(difference)")
+                }
+            }
+            return found
+        }
+    }
+
+    static func rig(
+        _ database: TestDatabase, scenario: Scenario?, client: any TestClientProtocol, harness: Harness,
+        faults: FaultPlan = .none, seed: UInt64 = 1
+    ) -> Rig {
+        let model = StoreModel(app: simulatedApp(scenario), ca: testCA, runId: seed, start: at(0))
+        let store = SimulatedStore(model)
+        let appId = harness.app.appId
+        let clock = harness.clock
+        let sender: WebhookSender = { notification in
+            clock.set(await store.with { $0.now })
+            return try? await client.postNotification(appId, notification.signedPayload).status.code
+        }
+        let player = ScenarioPlayer(store: store, delivery: Delivery(send: sender, faults: faults, seed: seed), start: at(0), clock: .virtual)
+        return Rig(harness: harness, store: store, player: player)
+    }
+
+    static var libraryCases: [(Scenario, TestDatabase)] {
+        library.flatMap { scenario in TestDatabase.available.map { (scenario, $0) } }
+    }
+
+    @Test("the library makes the App Store send every (type, subtype) pair Apple defines")
+    func coverage() throws {
+        #expect(Self.library.count >= 20)
+        var seen = Set<String>()
+        for scenario in Self.library {
+            var model = StoreModel(app: Self.simulatedApp(scenario), ca: testCA, runId: 7, start: at(0))
+            for step in scenario.steps { seen.formUnion(try model.perform(step, start: at(0)).map(\.label)) }
+        }
+        let missing = Set(ScenarioLibrary.applePairs).subtracting(seen)
+        #expect(missing.isEmpty, "no scenario sends \(missing.sorted())")
+        #expect(seen.isSubset(of: Set(ScenarioLibrary.applePairs)), "labels outside Apple's list: \(seen.subtracting(ScenarioLibrary.applePairs).sorted())")
+    }
+
+    @Test("every library scenario: the server's states and events equal the ground truth after each step", arguments: libraryCases)
+    func scenario(_ scenario: Scenario, database: TestDatabase) async throws {
+        let h = try await Harness.make(database, catalog: Self.catalog)
+        try await h.test { client in
+            let rig = Self.rig(database, scenario: scenario, client: client, harness: h)
+            for (index, step) in scenario.steps.enumerated() {
+                try await rig.player.play(step)
+                let differences = try await rig.differences(client)
+                #expect(differences.isEmpty, "\(scenario.name), step \(index + 1) (\(step.action.rawValue) on day \(step.day)):\n\(differences.joined(separator: "\n"))")
+                if !differences.isEmpty { break }
+            }
+            #expect(rig.player.delivery.stats.failed == 0)
+        }
+    }
+
+    @Test("duplicated, reordered and delayed deliveries give the same states and events", arguments: [UInt64(11), 12])
+    func faults(seed: UInt64) async throws {
+        for scenario in Self.library {
+            let h = try await Harness.make(.sqlite, catalog: Self.catalog)
+            try await h.test { client in
+                let rig = Self.rig(.sqlite, scenario: scenario, client: client, harness: h,
+                                   faults: FaultPlan(duplicate: 0.3, reorder: 0.3, delay: 0.2), seed: seed)
+                for step in scenario.steps { try await rig.player.play(step) }
+                await rig.player.drain()
+                let differences = try await rig.differences(client)
+                #expect(differences.isEmpty, "\(scenario.name) with faults (seed \(seed)):\n\(differences.joined(separator: "\n"))")
+            }
+        }
+    }
+}
+
+/// Lost notifications, the fake App Store Server API, and a year of a population.
+@Suite("End to end: reconciliation and load")
+struct EndToEndReconciliationTests {
+    static let signingKey = P256.Signing.PrivateKey()
+
+    @Test("with 10% of notifications dropped, reconciliation against the fake Server API brings every state back", arguments: TestDatabase.available)
+    func drops(database: TestDatabase) async throws {
+        let population = Population(customers: 120, days: 200, seed: 5).scenario(catalog: EndToEndTests.catalog)
+        let store = SimulatedStore(StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 77, start: at(0)))
+        let api = FakeServerAPI(store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey)
+        let fake = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await fake.test(.live) { fakeClient in
+            let port = try #require(fakeClient.port)
+            let credentials = AppConfiguration.ServerAPICredentials(
+                issuerId: "issuer", keyId: "SIMKEY", privateKey: Self.signingKey.pemRepresentation, baseURL: "http://127.0.0.1:\(port)")
+            let h = try await Harness.make(database, serverAPI: credentials, catalog: EndToEndTests.catalog)
+            try await h.test { client in
+                let appId = h.app.appId
+                let clock = h.clock
+                let sender: WebhookSender = { notification in
+                    clock.set(await store.with { $0.now })
+                    return try? await client.postNotification(appId, notification.signedPayload).status.code
+                }
+                let player = ScenarioPlayer(store: store, delivery: Delivery(send: sender, faults: FaultPlan(drop: 0.1), seed: 9), start: at(0), clock: .virtual)
+                for step in population.steps { try await player.play(step, lenient: true) }
+                try await player.advance(to: at(200))
+                let rig = EndToEndTests.Rig(harness: h, store: store, player: player)
+                let before = try await rig.differences(client, events: false)
+                #expect(player.delivery.stats.dropped > 10)
+                #expect(!before.isEmpty, "dropping \(player.delivery.stats.dropped) notifications changed nothing: the check is blind")
+
+                var reconciler = h.core.reconciler
+                reconciler.lookback = .seconds(400 * 86_400)
+                let report = await reconciler.run()
+                #expect(report.errors.isEmpty, "\(report.errors)")
+                #expect(report.notificationsNew == player.delivery.stats.dropped)
+                let after = try await rig.differences(client)
+                #expect(after.isEmpty, "after reconciliation:\n\(after.prefix(5).joined(separator: "\n"))")
+                #expect((api.requests.withLockedValue { $0["notificationHistory"] } ?? 0) >= 1)
+            }
+        }
+    }
+
+    @Test("the App Store Server API client reads the fake API: history, statuses, notification history, test notification")
+    func fakeAPI() async throws {
+        var model = StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 3, start: at(0))
+        try model.addCustomer("ann")
+        _ = try model.subscribe("ann", product: "pro.monthly", offer: .freeTrial)
+        _ = try model.buyOnce("ann", product: "coins.100")
+        _ = try model.advance(to: at(70))
+        let first = try #require(model.transactionOrder.first)
+        let store = SimulatedStore(model)
+        let received = NIOLockedValueBoxCounter()
+        let api = FakeServerAPI(store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey,
+                                webhook: { _ in received.increment(); return 200 })
+        let fake = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await fake.test(.live) { fakeClient in
+            let port = try #require(fakeClient.port)
+            let key = try AppStoreSigningKey(pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: bundleId)
+            var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: .sandbox)
+            configuration.sandboxBaseURL = "http://127.0.0.1:\(port)"
+            let verifier = try SignedDataVerifier(.init(rootCertificates: [testCA.rootDER], bundleId: bundleId, environment: .sandbox))
+            let client = AppStoreServerAPIClient(configuration, verifier: verifier, httpClient: .shared)
+
+            let history = try await client.allTransactionHistory(transactionId: first)
+            #expect(history.count == 4)  // the trial, two renewals, the coins
+            #expect(Set(history.compactMap(\.value.productId)) == ["pro.monthly", "coins.100"])
+            let statuses = try await client.allSubscriptionStatuses(transactionId: first)
+            #expect(statuses.groups.first?.lastTransactions.first?.status == .active)
+            #expect(statuses.groups.first?.lastTransactions.first?.renewalInfo?.value.autoRenewStatus == .on)
+
+            let page = try await client.notificationHistory(NotificationHistoryRequest(
+                startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100))))
+            #expect(page.items.count == 4)  // SUBSCRIBED, ONE_TIME_CHARGE, two DID_RENEW
+            let failures = try await client.notificationHistory(NotificationHistoryRequest(
+                startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100)), onlyFailures: true))
+            #expect(failures.items.count == 4)  // never delivered in this test
+
+            let token = try await client.requestTestNotification()
+            #expect(received.value == 1)
+            let status = try await client.testNotificationStatus(token: token)
+            #expect(status.notification?.value.payload.notificationType == .test)
+            #expect(status.sendAttempts.first?.sendAttemptResult == "SUCCESS")
+
+            // A token for another app is refused.
+            let other = try AppStoreSigningKey(pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: "com.other")
+            var otherConfiguration = AppStoreServerAPIClient.Configuration(key: other, environment: .sandbox)
+            otherConfiguration.sandboxBaseURL = "http://127.0.0.1:\(port)"
+            let stranger = AppStoreServerAPIClient(otherConfiguration, verifier: verifier, httpClient: .shared)
+            await #expect(throws: AppStoreServerAPIError.self) { _ = try await stranger.allTransactionHistory(transactionId: first) }
+        }
+    }
+
+    @Test("a population of 2,000 customers over a year: every state on the server equals the simulator's", arguments: TestDatabase.available)
+    func population(database: TestDatabase) async throws {
+        let scenario = Population(customers: 2000, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
+        let h = try await Harness.make(database, catalog: EndToEndTests.catalog)
+        try await h.test { client in
+            let rig = EndToEndTests.rig(database, scenario: nil, client: client, harness: h, seed: 42)
+            for step in scenario.steps { try await rig.player.play(step, lenient: true) }
+            try await rig.player.advance(to: at(365))
+            let summary = await rig.store.with { $0.summary() }
+            #expect(summary.customers == 2000)
+            #expect(summary.active > 100 && summary.expired > 100 && summary.billingRetry + summary.revoked > 0, "\(summary)")
+            #expect(rig.player.skipped.count < scenario.steps.count / 4)
+            let differences = try await rig.differences(client, events: false)
+            #expect(differences.isEmpty, "\(differences.count) customers differ:\n\(differences.prefix(5).joined(separator: "\n"))")
+        }
+    }
+}
+
+/// A counter a @Sendable closure can bump.
+final class NIOLockedValueBoxCounter: Sendable {
+    private let box = NIOLockedValueBox(0)
+    func increment() { box.withLockedValue { $0 += 1 } }
+    var value: Int { box.withLockedValue { $0 } }
+}

@@ -1,0 +1,46 @@
+import AppStoreSimulator
+import Entitlements
+import Foundation
+import Testing
+import TestSupport
+
+@Suite("storekeeper simulate")
+struct SimulateCLITests {
+    func run(_ arguments: [String]) throws -> CommandRun {
+        try StorekeeperCLI.run(["simulate"] + arguments, near: Bundle.module.bundleURL)
+    }
+
+    @Test("scenarios lists the library; catalog prints a catalog the server reads")
+    func listing() throws {
+        let list = try run(["scenarios"])
+        #expect(list.status == 0, "\(list.stderr)")
+        #expect(list.stdout.split(separator: "\n").count >= 20)
+        #expect(list.stdout.contains("billing-grace-recovery:"))
+        let catalog = try run(["catalog"])
+        #expect(catalog.status == 0)
+        let decoded = try JSONDecoder().decode(Catalog.self, from: Data(catalog.stdout.utf8))
+        #expect(decoded == SimulatedApp.defaultCatalog)
+    }
+
+    @Test("a broken scenario and an unknown one are refused with the reason")
+    func badScenario() throws {
+        let file = try StorekeeperCLI.temporaryFile(Data(#"{"name": "x", "steps": [{"day": 5, "do": "wait"}, {"day": 1, "do": "wait"}]}"#.utf8))
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        let broken = try run(["run", file, "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        #expect(broken.status != 0)
+        #expect(broken.stderr.contains("steps go in time order"))
+        let unknown = try run(["run", "no-such-scenario", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("no scenario 'no-such-scenario'"))
+    }
+
+    @Test("notifications that never arrive, after Apple's retries, fail the run")
+    func unreachable() throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        // Port 9 (discard) on the loopback: nothing listens.
+        let result = try run(["run", "trial-converts", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("SUBSCRIBED/INITIAL_BUY"))
+        #expect(result.stdout.contains("never reached"))
+    }
+}
