@@ -66,8 +66,18 @@ public enum Webhook {
         Array(#"{"signedPayload":""#.utf8) + Array(notification.signedPayload.utf8) + Array(#""}"#.utf8)
     }
 
+    /// The App Store's way to post: a refused or failed connection is a failed attempt, left to Apple's retry
+    /// schedule (AsyncHTTPClient's default would keep reconnecting until the request's deadline). It lives as long
+    /// as the process, so it is never shut down.
+    public static let client: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
     /// A sender that posts to `url` with AsyncHTTPClient.
-    public static func http(_ url: String, client: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) -> WebhookSender {
+    public static func http(_ url: String, client: HTTPClient = Webhook.client, timeout: TimeAmount = .seconds(30)) -> WebhookSender {
         { notification in
             var request = HTTPClientRequest(url: url)
             request.method = .POST

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# End-to-end load: `storekeeper simulate population` against a live `storekeeper serve`, on SQLite and (with
+# STOREKEEPER_BENCH_POSTGRES_URL set, e.g. from .ci/postgres.sh) on PostgreSQL. Prints notifications/s and the
+# mismatches with the simulator's ground truth (there must be none).
+#
+#   Benchmarks/population.sh [customers=2000] [days=365] [configuration=release]
+set -euo pipefail
+customers=${1:-2000}
+days=${2:-365}
+configuration=${3:-release}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+swift build -c "$configuration" --product storekeeper >/dev/null
+bin="$root/.build/$configuration/storekeeper"
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+cd "$work"
+"$bin" simulate ca --export root.der >/dev/null
+"$bin" simulate catalog > catalog.json
+
+run() {  # $1: label, $2: database URL or path, $3: port
+  "$bin" migrate --database-url "$2" >/dev/null 2>&1 || true
+  "$bin" apps create --database-url "$2" --bundle-id com.example.load --environment sandbox \
+    --trusted-root root.der --catalog catalog.json > app-$1.json
+  local app pk
+  app=$(python3 -c "import json,sys;print(json.load(open('app-$1.json'))['appId'])")
+  pk=$(python3 -c "import json,sys;print(json.load(open('app-$1.json'))['publicKey'])")
+  "$bin" serve --database-url "$2" --port "$3" --log-level warning --reconcile-interval 0 > serve-$1.log 2>&1 &
+  local server=$!
+  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$3/health" >/dev/null && break; sleep 0.2; done
+  echo "== $1 ($configuration build, $customers customers over $days days)"
+  "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.load \
+    --webhook "http://127.0.0.1:$3/v1/apps/$app/notifications/appstore" --verify-with "$pk" 2>/dev/null | tail -5
+  kill "$server"; wait "$server" 2>/dev/null || true
+}
+
+run sqlite "$work/load.sqlite" 18081
+if [ -n "${STOREKEEPER_BENCH_POSTGRES_URL:-}" ]; then
+  # A fresh database beside the given one: postgres://user:pass@host:port/<db>?options
+  base=${STOREKEEPER_BENCH_POSTGRES_URL%%\?*}
+  query=${STOREKEEPER_BENCH_POSTGRES_URL#"$base"}
+  database="load_$(date +%s)"
+  psql "${base%/*}/postgres" -qc "CREATE DATABASE $database"
+  run postgres "${base%/*}/$database$query" 18082
+fi
