@@ -50,19 +50,25 @@ struct EndToEndTests {
                     found.append("\(name) (\(appUserId)) at \(model.now):\n\(difference)")
                 }
                 guard events else { continue }
-                var standing: [String: ExpectedEvent?] = [:]
-                var cursor = "0-0"
-                while true {
-                    let page = try await client.execute(
-                        uri: "/v1/customers/\(encoded)/events?limit=1000&after=\(cursor)", method: .get, headers: headers(harness.app.secretKey))
-                    let parsed = try TruthCheck.events(page: Data(page.body.readableBytesView))
-                    standing.merge(parsed.events) { $1 }
-                    if parsed.count < 1000 { break }
-                    cursor = parsed.next
+                // On PostgreSQL the stream shows a commit once no older transaction of the cluster is still running
+                // (other tests' included): it may lag a moment. Read again for up to 5 s before calling it a difference.
+                var difference: String?
+                for attempt in 0..<50 {
+                    if attempt > 0 { try await Task.sleep(for: .milliseconds(100)) }
+                    var standing: [String: ExpectedEvent?] = [:]
+                    var cursor = "0-0"
+                    while true {
+                        let page = try await client.execute(
+                            uri: "/v1/customers/\(encoded)/events?limit=1000&after=\(cursor)", method: .get, headers: headers(harness.app.secretKey))
+                        let parsed = try TruthCheck.events(page: Data(page.body.readableBytesView))
+                        standing.merge(parsed.events) { $1 }
+                        if parsed.count < 1000 { break }
+                        cursor = parsed.next
+                    }
+                    difference = TruthCheck.compare(events: standing.values.compactMap { $0 }, expected: model.events(of: name))
+                    if difference == nil || harness.database != .postgres { break }
                 }
-                if let difference = TruthCheck.compare(events: standing.values.compactMap { $0 }, expected: model.events(of: name)) {
-                    found.append("\(name) (\(appUserId)): \(difference)")
-                }
+                if let difference { found.append("\(name) (\(appUserId)): \(difference)") }
             }
             return found
         }
