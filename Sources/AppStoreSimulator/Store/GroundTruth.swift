@@ -77,8 +77,8 @@ extension StoreModel {
         for id in app.catalog.entitlementIds { entitlements[id] = false }
         var subscriptions: [CustomerTruth.Subscription] = []
         var anyActive = false, anyEver = false, billingIssue = false
-        for id in subscriptionOrder {
-            guard let s = self.subscriptions[id], s.customer == name, !s.periods.isEmpty else { continue }
+        for s in self.subscriptions(of: name) where !s.periods.isEmpty {
+            let id = s.originalTransactionId
             anyEver = true
             if s.renewing { anyActive = true }
             if s.status == .gracePeriod || s.status == .billingRetry { billingIssue = true }
@@ -96,8 +96,8 @@ extension StoreModel {
                 expirationReason: s.status == .expired ? s.expirationReason : nil))
         }
         var purchases: [CustomerTruth.Purchase] = []
-        for id in oneTimeOrder {
-            guard let o = oneTime[id], o.customer == name else { continue }
+        for o in self.purchases(of: name) {
+            let id = o.transactionId
             let revoked = o.revocation != nil
             let active: Bool?
             switch o.kind {

@@ -16,8 +16,8 @@ extension StoreModel {
     /// Get Transaction History: every transaction of the customer behind `id`, latest versions, by purchase date.
     public func history(ofTransaction id: String) -> [String]? {
         guard let customer = owner(ofTransaction: id) else { return nil }
-        return transactionOrder.compactMap { transactions[$0] }
-            .filter { owner(ofTransaction: $0.value.transactionId ?? "") == customer }
+        let ids = subscriptions(of: customer).flatMap { $0.periods.map(\.transactionId) } + (customers[customer]?.purchaseIds ?? [])
+        return ids.compactMap { transactions[$0] }
             .sorted { ($0.value.purchaseDate?.millisecondsSince1970 ?? 0, $0.value.transactionId ?? "") < ($1.value.purchaseDate?.millisecondsSince1970 ?? 0, $1.value.transactionId ?? "") }
             .map(\.jws)
     }
@@ -34,8 +34,9 @@ extension StoreModel {
     public func statuses(ofTransaction id: String) throws -> [(group: String, items: [StatusItem])]? {
         guard let customer = owner(ofTransaction: id) else { return nil }
         var groups: [(group: String, items: [StatusItem])] = []
-        for original in subscriptionOrder {
-            guard let s = subscriptions[original], s.customer == customer, let latest = transactions[s.last.transactionId] else { continue }
+        for s in subscriptions(of: customer) {
+            guard let latest = transactions[s.last.transactionId] else { continue }
+            let original = s.originalTransactionId
             let item = StatusItem(
                 status: Self.notificationStatus(s.status), originalTransactionId: original, transaction: latest.jws,
                 renewalInfo: try ca.sign(renewalPayload(s, signedAt: now)))

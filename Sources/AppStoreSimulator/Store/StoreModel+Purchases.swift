@@ -12,9 +12,7 @@ extension StoreModel {
         guard product.type != .autoRenewable else { throw StoreError("'\(productId)' is a subscription: subscribe to it") }
         guard !removedFromSale.contains(productId) else { throw StoreError("'\(productId)' is not for sale") }
         guard quantity >= 1 else { throw StoreError("the quantity is at least 1") }
-        if product.type == .nonConsumable, oneTimeOrder.contains(where: {
-            oneTime[$0].map { $0.customer == name && $0.productId == productId && $0.revocation == nil } ?? false
-        }) {
+        if product.type == .nonConsumable, purchases(of: name).contains(where: { $0.productId == productId && $0.revocation == nil }) {
             throw StoreError("\(name) already owns '\(productId)'")
         }
         let id = newId()
@@ -22,8 +20,7 @@ extension StoreModel {
             transactionId: id, customer: name, productId: productId, kind: product.type, start: now,
             end: product.type == .nonRenewing ? product.duration.map { $0.added(to: now) } : nil, quantity: quantity,
             price: customer.storefront.price(usd: app.basePrice(productId)) * Int64(quantity), currency: customer.storefront.currency)
-        oneTime[id] = purchase
-        oneTimeOrder.append(id)
+        add(purchase)
         let type: SubscriptionEventType =
             switch product.type {
             case .consumable: .consumablePurchase
@@ -45,7 +42,7 @@ extension StoreModel {
     /// subscription in its group (or their only subscription, with no product).
     func refundTarget(_ name: String, product productId: String?) throws(StoreError) -> Target {
         if let productId, try product(productId).type != .autoRenewable {
-            guard let id = oneTimeOrder.last(where: { oneTime[$0]?.customer == name && oneTime[$0]?.productId == productId }) else {
+            guard let id = purchases(of: name).last(where: { $0.productId == productId })?.transactionId else {
                 throw StoreError("\(name) never bought '\(productId)'")
             }
             return .once(id)
@@ -152,8 +149,7 @@ extension StoreModel {
         m.periods = [Period(
             transactionId: memberId, webOrderLineItemId: newId(prefix: 4), productId: o.last.productId, start: now, end: o.last.end,
             offer: .none, price: 0, currency: o.last.currency, reason: .purchase, signedAt: now)]
-        subscriptions[memberId] = m
-        subscriptionOrder.append(memberId)
+        add(m)
         subscriptions[id]?.members.append(memberId)
         expect(.subscriptionStarted, member, memberId, at: now)
         return [try notify(.subscribed, .initialBuy, subscription: memberId, at: now)]

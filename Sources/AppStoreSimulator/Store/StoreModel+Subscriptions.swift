@@ -16,7 +16,7 @@ extension StoreModel {
 
     /// The customer's own subscription in `group`, if any (the latest, should there be several).
     func subscriptionId(of customer: String, group: String) -> String? {
-        subscriptionOrder.last { subscriptions[$0]?.customer == customer && subscriptions[$0]?.group == group }
+        customers[customer]?.subscriptionIds.last { subscriptions[$0]?.group == group }
     }
 
     /// The customer's subscription named by a product of its group, or its only subscription.
@@ -28,9 +28,9 @@ extension StoreModel {
             }
             return id
         }
-        let own = subscriptionOrder.filter { subscriptions[$0]?.customer == customer }
-        guard let id = own.last else { throw StoreError("\(customer) has no subscription") }
-        guard Set(own.compactMap { subscriptions[$0]?.group }).count == 1 else {
+        let own = subscriptions(of: customer)
+        guard let id = own.last?.originalTransactionId else { throw StoreError("\(customer) has no subscription") }
+        guard Set(own.map(\.group)).count == 1 else {
             throw StoreError("\(customer) has subscriptions in several groups: name the product")
         }
         return id
@@ -88,8 +88,7 @@ extension StoreModel {
         s.priceIncrease = nil
         if case .payAsYouGo(let n) = offer { s.introRemaining = max(0, n - 1) } else { s.introRemaining = 0 }
         if offer.isIntroductory { customers[name]?.introUsed.insert(group) }
-        subscriptions[id] = s
-        if first { subscriptionOrder.append(id) }
+        if first { add(s) } else { subscriptions[id] = s }
         schedule(id)
         expect(Self.startType(offer.periodType, first: first), name, id, at: now)
         let subtype: NotificationSubtype = first ? .initialBuy : .resubscribe
@@ -342,11 +341,11 @@ extension StoreModel {
     /// (`DID_RENEW`/`BILLING_RECOVERY`). Within the grace period the renewal date stays (no paid day is lost); in
     /// billing retry the new period starts now.
     public mutating func recoverBilling(_ name: String) throws -> [SimulatedNotification] {
-        _ = try customer(name)
+        let customer = try customer(name)
         customers[name]?.paymentFails = false
         var sent: [SimulatedNotification] = []
-        for id in subscriptionOrder {
-            guard let s = subscriptions[id], s.customer == name, s.sharedFrom == nil else { continue }
+        for id in customer.subscriptionIds {
+            guard let s = subscriptions[id], s.sharedFrom == nil else { continue }
             if s.status == .gracePeriod, let failed = s.failedAt {
                 sent += try renew(id, start: failed, at: now, recovery: true)
             } else if s.status == .billingRetry {

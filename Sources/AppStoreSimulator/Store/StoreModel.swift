@@ -159,6 +159,10 @@ public struct StoreModel: Sendable {
         var storefront: Storefront
         var paymentFails = false
         var introUsed: Set<String> = []
+        /// The customer's subscriptions (original transaction ids) and one-time purchases (transaction ids), in
+        /// the order they began: every per-customer lookup goes through these, never through the whole store.
+        var subscriptionIds: [String] = []
+        var purchaseIds: [String] = []
     }
 
     struct Period: Sendable {
@@ -267,7 +271,7 @@ public struct StoreModel: Sendable {
     public func appUserId(of name: String) -> String? {
         guard let customer = customers[name] else { return nil }
         if let token = customer.token { return token }
-        return subscriptionOrder.first { subscriptions[$0]?.customer == name }.map { "$anonymous:" + $0 }
+        return customer.subscriptionIds.first.map { "$anonymous:" + $0 }
     }
 
     public func token(of name: String) -> String? { customers[name]?.token }
@@ -281,6 +285,24 @@ public struct StoreModel: Sendable {
         guard let product = app.catalog[id] else { throw StoreError("the catalog has no product '\(id)'") }
         return product
     }
+
+    /// Adds a new subscription to the store and to its customer.
+    mutating func add(_ subscription: Subscription) {
+        subscriptions[subscription.originalTransactionId] = subscription
+        subscriptionOrder.append(subscription.originalTransactionId)
+        customers[subscription.customer]?.subscriptionIds.append(subscription.originalTransactionId)
+    }
+
+    /// Adds a new one-time purchase to the store and to its customer.
+    mutating func add(_ purchase: OneTimePurchase) {
+        oneTime[purchase.transactionId] = purchase
+        oneTimeOrder.append(purchase.transactionId)
+        customers[purchase.customer]?.purchaseIds.append(purchase.transactionId)
+    }
+
+    /// The customer's subscriptions and one-time purchases.
+    func subscriptions(of name: String) -> [Subscription] { (customers[name]?.subscriptionIds ?? []).compactMap { subscriptions[$0] } }
+    func purchases(of name: String) -> [OneTimePurchase] { (customers[name]?.purchaseIds ?? []).compactMap { oneTime[$0] } }
 
     mutating func expect(_ type: SubscriptionEventType, _ customer: String, _ originalTransactionId: String, at instant: Int64) {
         expectedEvents[customer, default: []].append(ExpectedEvent(type: type, originalTransactionId: originalTransactionId, effectiveAt: instant))
