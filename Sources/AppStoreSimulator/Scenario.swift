@@ -28,6 +28,9 @@ public struct Scenario: Codable, Hashable, Sendable {
         self.steps = steps
     }
 
+    /// Scenarios span at most a century: instants stay far from overflow on any clock.
+    public static let maxDay: Double = 36_500
+
     /// The last step's day.
     public var span: Double { steps.map(\.day).max() ?? 0 }
 
@@ -39,9 +42,14 @@ public struct Scenario: Codable, Hashable, Sendable {
         } catch let error as DecodingError {
             throw StoreError("\(source): \(Self.describe(error))")
         }
+        if let days = scenario.gracePeriodDays, !(0...60).contains(days) {
+            throw StoreError("\(source): gracePeriodDays is 0 (none) to 60")
+        }
         var previous = -Double.infinity
         for (index, step) in scenario.steps.enumerated() {
-            guard step.day.isFinite, step.day >= 0 else { throw StoreError("\(source): step \(index + 1): day must be 0 or more") }
+            guard step.day.isFinite, (0...Self.maxDay).contains(step.day) else {
+                throw StoreError("\(source): step \(index + 1): day must be from 0 to \(Int(Self.maxDay))")
+            }
             guard step.day >= previous else { throw StoreError("\(source): step \(index + 1): steps go in time order (day \(step.day) after day \(previous))") }
             previous = step.day
         }
@@ -125,13 +133,20 @@ public struct ScenarioStep: Codable, Hashable, Sendable {
         return value
     }
 
+    /// Apple's introductory offers last 1 to 12 periods.
+    func introPeriods() throws(StoreError) -> Int {
+        let value = periods ?? 3
+        guard (1...12).contains(value) else { throw StoreError("an introductory offer lasts 1 to 12 periods") }
+        return value
+    }
+
     var purchaseOffer: PurchaseOffer {
         get throws(StoreError) {
             switch offer ?? .none {
             case .none: return .none
             case .freeTrial: return .freeTrial
-            case .payAsYouGo: return .payAsYouGo(periods: periods ?? 3)
-            case .payUpFront: return .payUpFront(periods: periods ?? 3)
+            case .payAsYouGo: return .payAsYouGo(periods: try introPeriods())
+            case .payUpFront: return .payUpFront(periods: try introPeriods())
             case .promotional: return .promotional(id: try required(offerId, "offerId"))
             case .offerCode: return .offerCode(id: try required(offerId, "offerId"))
             }
@@ -181,7 +196,9 @@ extension StoreModel {
         case .stopSharing: return try stopSharing(who(), member: step.required(step.member, "member"), product: step.product)
         case .priceIncrease:
             let product = try step.required(step.product, "product")
-            guard let usd = step.usd, usd > 0 else { throw StoreError("'priceIncrease' needs usd, the new price in milliunits") }
+            guard let usd = step.usd, (1...10_000_000).contains(usd) else {
+                throw StoreError("'priceIncrease' needs usd, the new price in milliunits (Apple's prices go up to 10000 USD)")
+            }
             return try increasePrice(product, usd: usd, consentRequired: step.consent ?? true)
         case .acceptPriceIncrease: return try acceptPriceIncrease(who(), product: step.product)
         case .extendRenewal: return try extendRenewal(who(), product: step.product, days: step.days ?? 7)

@@ -114,8 +114,11 @@ public struct FakeServerAPI: Sendable {
         let list = await store.with { $0.history(ofTransaction: id) }
         guard let list else { throw APIFailure.notFound("Transaction id") }
         let sorted = request.uri.queryParameters.get("sort") == "DESCENDING" ? Array(list.reversed()) : list
-        let offset = request.uri.queryParameters.get("revision").flatMap { Int($0) } ?? 0
-        guard offset >= 0, offset <= sorted.count else { throw APIFailure.invalid("Invalid revision.") }
+        var offset = 0
+        if let revision = request.uri.queryParameters.get("revision") {
+            guard let value = Int(revision), value >= 0, value <= sorted.count else { throw APIFailure.invalid("Invalid revision.") }
+            offset = value
+        }
         let page = Array(sorted.dropFirst(offset).prefix(pageSize))
         var body = await identity()
         body["signedTransactions"] = page
@@ -166,7 +169,11 @@ public struct FakeServerAPI: Sendable {
             throw APIFailure.invalid("Invalid request: startDate and endDate are required.")
         }
         guard query.startDate <= query.endDate else { throw APIFailure.invalid("Invalid end date.") }
-        let offset = request.uri.queryParameters.get("paginationToken").flatMap { Int($0) } ?? 0
+        var offset = 0
+        if let token = request.uri.queryParameters.get("paginationToken") {
+            guard let value = Int(token), value >= 0 else { throw APIFailure.invalid("Invalid pagination token.") }
+            offset = value
+        }
         let entries = await store.with { model in
             model.history.filter { entry in
                 let n = entry.notification

@@ -33,6 +33,7 @@ struct SimulationOptions: ParsableArguments {
 
     func validate() throws {
         guard ["virtual", "sandbox"].contains(clock) else { throw ValidationError("--clock is virtual or sandbox") }
+        guard (0...60).contains(gracePeriodDays) else { throw ValidationError("--grace-period-days is 0 (none) to 60") }
         for (name, value) in [("duplicate", duplicate), ("reorder", reorder), ("drop", drop), ("delay", delay)] where !(0...1).contains(value) {
             throw ValidationError("--\(name) is a share from 0 to 1")
         }
@@ -272,7 +273,9 @@ extension SimulateCommand {
         @OptionGroup var options: SimulationOptions
 
         func validate() throws {
-            guard customers > 0, days > 0 else { throw ValidationError("--customers and --days are positive") }
+            guard (1...10_000_000).contains(customers) else { throw ValidationError("--customers is 1 to 10000000") }
+            guard (1...Int(Scenario.maxDay)).contains(days) else { throw ValidationError("--days is 1 to \(Int(Scenario.maxDay))") }
+            if let rate, !(0.01...1_000_000).contains(rate) { throw ValidationError("--rate is 0.01 to 1000000 notifications per second") }
         }
 
         func run() async throws {

@@ -222,6 +222,17 @@ struct EndToEndReconciliationTests {
             #expect(status.notification?.value.payload.notificationType == .test)
             #expect(status.sendAttempts.first?.sendAttemptResult == "SUCCESS")
 
+            // Pagination tokens and revisions come from outside: nonsense is a 400, never a crash.
+            let bearer = try client.makeToken()
+            var fields = headers(nil)
+            fields[.authorization] = "Bearer \(bearer)"
+            let badPage = try await fakeClient.execute(
+                uri: "/inApps/v1/notifications/history?paginationToken=-1", method: .post, headers: fields,
+                body: ByteBuffer(string: #"{"startDate": 0, "endDate": 1}"#))
+            #expect(badPage.status == .badRequest)
+            let badRevision = try await fakeClient.execute(uri: "/inApps/v2/history/\(first)?revision=x", method: .get, headers: fields)
+            #expect(badRevision.status == .badRequest)
+
             // A token for another app is refused.
             let other = try AppStoreSigningKey(pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: "com.other")
             var otherConfiguration = AppStoreServerAPIClient.Configuration(key: other, environment: .sandbox)

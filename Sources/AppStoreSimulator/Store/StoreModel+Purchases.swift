@@ -11,7 +11,7 @@ extension StoreModel {
         let product = try product(productId)
         guard product.type != .autoRenewable else { throw StoreError("'\(productId)' is a subscription: subscribe to it") }
         guard !removedFromSale.contains(productId) else { throw StoreError("'\(productId)' is not for sale") }
-        guard quantity >= 1 else { throw StoreError("the quantity is at least 1") }
+        guard (1...10).contains(quantity) else { throw StoreError("the App Store sells 1 to 10 at a time") }
         if product.type == .nonConsumable, purchases(of: name).contains(where: { $0.productId == productId && $0.revocation == nil }) {
             throw StoreError("\(name) already owns '\(productId)'")
         }

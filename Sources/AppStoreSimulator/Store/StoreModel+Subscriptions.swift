@@ -389,6 +389,7 @@ extension StoreModel {
     /// (`EXPIRED`/`PRICE_INCREASE`); without, `ACCEPTED` at once.
     public mutating func increasePrice(_ productId: String, usd milliunits: Int64, consentRequired: Bool) throws -> [SimulatedNotification] {
         _ = try product(productId)
+        guard (1...10_000_000).contains(milliunits) else { throw StoreError("a price is 1 to 10,000,000 milliunits of USD") }
         increasedPrices[productId] = milliunits
         var sent: [SimulatedNotification] = []
         for id in subscriptionOrder {
@@ -420,7 +421,7 @@ extension StoreModel {
 
     mutating func extend(_ id: String, days: Int) throws -> [SimulatedNotification] {
         guard var s = subscriptions[id] else { return [] }
-        s.periods[s.periods.count - 1].end += time.days(days)
+        s.periods[s.periods.count - 1].end = PeriodTime.adding((time.days(days), false), to: s.last.end)
         s.periods[s.periods.count - 1].signedAt = now
         subscriptions[id] = s
         schedule(id)

@@ -27,12 +27,24 @@ public enum PeriodTime: Sendable, Hashable {
             for _ in 0..<max(1, count) { end = period.added(to: end) }
             return end
         case .sandbox:
+            // A catalog's period can be anything: saturate rather than overflow.
+            let one: Int64
             if let real = SandboxTime.realDuration(ofPeriod: period.text) {
-                return start + Int64(max(1, count)) * (real.components.seconds * 1000)
+                one = real.components.seconds * 1000
+            } else {
+                let days = period.months.multipliedReportingOverflow(by: 30)
+                let scaled = days.partialValue.addingReportingOverflow(period.days).partialValue.multipliedReportingOverflow(by: Self.sandboxDay)
+                one = days.overflow || scaled.overflow ? .max : max(1, scaled.partialValue &+ period.milliseconds / 8640)
             }
-            let days = period.months * 30 + period.days
-            return start + Int64(max(1, count)) * max(1, days * Self.sandboxDay + period.milliseconds / 8640)
+            return Self.adding(Int64(max(1, count)).multipliedReportingOverflow(by: one), to: start)
         }
+    }
+
+    /// `start` plus a product, saturating at the end of time.
+    static func adding(_ product: (partialValue: Int64, overflow: Bool), to start: Int64) -> Int64 {
+        guard !product.overflow else { return .max }
+        let sum = start.addingReportingOverflow(product.partialValue)
+        return sum.overflow ? .max : sum.partialValue
     }
 
     /// The length of `days` days (grace periods, Apple's 60 days of billing retry).
