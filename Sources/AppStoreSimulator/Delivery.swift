@@ -61,6 +61,15 @@ public struct SimulatorRandom: RandomNumberGenerator, Sendable {
 public typealias WebhookSender = @Sendable (SimulatedNotification) async -> Int?
 
 public enum Webhook {
+    /// Apple's `sendAttemptResult` for a delivered notification.
+    public static let success = "SUCCESS"
+
+    /// Apple's `sendAttemptResult` for an attempt that got `status` (nil: no response).
+    public static func attemptResult(status: Int?) -> String {
+        guard let status else { return "NO_RESPONSE" }
+        return (200..<300).contains(status) ? success : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+    }
+
     /// The body Apple posts.
     public static func body(_ notification: SimulatedNotification) -> [UInt8] {
         Array(#"{"signedPayload":""#.utf8) + Array(notification.signedPayload.utf8) + Array(#""}"#.utf8)
@@ -151,9 +160,10 @@ public struct Delivery: Sendable {
         for notification in batch {
             if random.chance(faults.drop) {
                 stats.dropped += 1
+                var at = now
                 for failures in 0...Self.retryHours.count {
-                    let at = failures == 0 ? now : now + (1...failures).reduce(0) { $0 + retryDelay(afterFailures: $1) }
-                    await store.recordAttempt(notification.uuid, at: at, result: "NO_RESPONSE")
+                    if failures > 0 { at += retryDelay(afterFailures: failures) }
+                    await store.recordAttempt(notification.uuid, at: at, result: Webhook.attemptResult(status: nil))
                 }
                 stats.failed += 1
                 continue
@@ -205,10 +215,9 @@ public struct Delivery: Sendable {
 
     mutating func attempt(_ notification: SimulatedNotification, store: SimulatedStore, now: Int64, failures: Int = 0) async {
         stats.attempts += 1
-        let status = await send(notification)
-        let ok = status.map { (200..<300).contains($0) } ?? false
-        await store.recordAttempt(notification.uuid, at: now, result: ok ? "SUCCESS" : (status == nil ? "NO_RESPONSE" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"))
-        if ok {
+        let result = Webhook.attemptResult(status: await send(notification))
+        await store.recordAttempt(notification.uuid, at: now, result: result)
+        if result == Webhook.success {
             stats.delivered += 1
         } else if failures < Self.retryHours.count {
             retries.append((now + retryDelay(afterFailures: failures + 1), failures + 1, notification))

@@ -12,8 +12,8 @@ import NIOCore
 /// Notification and Get Test Notification Status, and Send Consumption Information. Point an App Store Server API
 /// client's base URL at it.
 ///
-/// Requests need Apple's bearer token: an ES256 JWT whose `aud` is `appstoreconnect-v1` and whose `bid` is the app's
-/// bundle id; with `publicKey` set, its signature is checked too. Errors are Apple's: `{"errorCode", "errorMessage"}`.
+/// Requests need Apple's bearer token (``ServerAPITokenClaims/verify(_:publicKey:bundleId:now:)``: ES256, `aud`,
+/// the app's `bid`, unexpired); with `publicKey` set, its signature is checked too. Errors are Apple's: `{"errorCode", "errorMessage"}`.
 public struct FakeServerAPI: Sendable {
     public let store: SimulatedStore
     public let bundleId: String
@@ -63,28 +63,9 @@ public struct FakeServerAPI: Sendable {
 
     func authorize(_ request: Request, _ path: String) throws(APIFailure) {
         requests.withLockedValue { $0[path, default: 0] += 1 }
-        guard let header = request.headers[.authorization], header.hasPrefix("Bearer ") else { throw .unauthorized }
-        let parts = header.dropFirst("Bearer ".count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerJSON = Self.base64URL(parts[0]), let claimsJSON = Self.base64URL(parts[1]),
-              let signature = Self.base64URL(parts[2]),
-              let jwtHeader = try? JSONSerialization.jsonObject(with: headerJSON) as? [String: Any],
-              let claims = try? JSONSerialization.jsonObject(with: claimsJSON) as? [String: Any]
+        guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
+              ServerAPITokenClaims.verify(header.dropFirst("Bearer ".count), publicKey: publicKey, bundleId: bundleId) != nil
         else { throw .unauthorized }
-        guard jwtHeader["alg"] as? String == "ES256", claims["aud"] as? String == "appstoreconnect-v1",
-              claims["bid"] as? String == bundleId
-        else { throw .unauthorized }
-        if let publicKey {
-            let input = Data((parts[0] + "." + parts[1]).utf8)
-            guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-                  publicKey.isValidSignature(ecdsa, for: input)
-            else { throw .unauthorized }
-        }
-    }
-
-    static func base64URL(_ text: Substring) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 
     static func json(_ object: Any, status: HTTPResponse.Status = .ok) -> Response {
@@ -202,9 +183,7 @@ public struct FakeServerAPI: Sendable {
         let notification = try await store.with { try $0.testNotification() }
         let now = await store.with { $0.now }
         if let webhook {
-            let status = await webhook(notification)
-            let ok = status.map { (200..<300).contains($0) } ?? false
-            await store.recordAttempt(notification.uuid, at: now, result: ok ? "SUCCESS" : (status == nil ? "NO_RESPONSE" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"))
+            await store.recordAttempt(notification.uuid, at: now, result: Webhook.attemptResult(status: await webhook(notification)))
         }
         return Self.json(["testNotificationToken": notification.uuid])
     }

@@ -219,6 +219,6 @@ extension StoreModel {
     /// Records one delivery attempt (`SUCCESS`, or Apple's failure names such as `NO_RESPONSE`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`).
     public mutating func recordAttempt(_ uuid: String, at instant: Int64, result: String) {
         guard let index = historyIndex[uuid] else { return }
-        history[index].attempts.append((instant, result))
+        history[index].attempts.append(.init(date: instant, result: result))
     }
 }

@@ -98,6 +98,8 @@ extension StoreModel {
         }
     }
 
+    // `startType` and `conversion` restate docs/events.md's table on purpose, beside the engine's own (Timeline):
+    // the ground truth must not call the engine it checks, or the end-to-end suite would test it against itself.
     static func startType(_ period: PeriodType, first: Bool) -> SubscriptionEventType {
         switch period {
         case .trial: .trialStarted

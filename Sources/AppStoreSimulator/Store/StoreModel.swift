@@ -152,16 +152,15 @@ public struct StoreModel: Sendable {
     public internal(set) var expectedEvents: [String: [ExpectedEvent]] = [:]
 
     public struct HistoryEntry: Sendable, Hashable {
-        public var notification: SimulatedNotification
-        public var attempts: [(date: Int64, result: String)]
-        public var delivered: Bool { attempts.contains { $0.result == "SUCCESS" } }
-
-        public static func == (a: Self, b: Self) -> Bool {
-            a.notification == b.notification && a.attempts.map(\.date) == b.attempts.map(\.date)
-                && a.attempts.map(\.result) == b.attempts.map(\.result)
+        /// One delivery attempt: when, and Apple's `sendAttemptResult`.
+        public struct Attempt: Sendable, Hashable {
+            public var date: Int64
+            public var result: String
         }
 
-        public func hash(into hasher: inout Hasher) { hasher.combine(notification) }
+        public var notification: SimulatedNotification
+        public var attempts: [Attempt]
+        public var delivered: Bool { attempts.contains { $0.result == Webhook.success } }
     }
 
     struct Customer: Sendable {
@@ -251,13 +250,12 @@ public struct StoreModel: Sendable {
     }
 
     func uuid(_ seed: String) -> String {
-        let digest = Array(SHA256.hash(data: Array("\(runId):\(seed)".utf8)))
-        var bytes = Array(digest.prefix(16))
-        bytes[6] = (bytes[6] & 0x0F) | 0x40
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return parts.joined(separator: "-")
+        // A version 4 layout over the digest's first 16 bytes.
+        var b = Array(SHA256.hash(data: Array("\(runId):\(seed)".utf8)).prefix(16))
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+            .uuidString.lowercased()
     }
 
     // MARK: - Customers
