@@ -3,6 +3,11 @@ import Foundation
 
 /// Compares what a Storekeeper server answers with the simulator's ground truth.
 public enum TruthCheck {
+    /// `/v1/customers/{appUserId}` with the id percent-encoded (server-named ids hold `$` and `:`).
+    public static func customerPath(_ appUserId: String) -> String {
+        "/v1/customers/" + (appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(["-"])) ?? appUserId)
+    }
+
     /// The difference between a customer body (`GET /v1/customers/{appUserId}`) and the truth; nil when equal.
     public static func compare(customerBody: Data, truth: CustomerTruth, catalog: Catalog) -> String? {
         let state: CustomerState

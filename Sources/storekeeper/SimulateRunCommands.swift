@@ -184,8 +184,7 @@ struct SimulationSession {
     func compare(_ name: String, appUserId: String, key: String) async throws -> String? {
         let truth = await store.with { $0.truth(of: name) }
         guard let truth else { return "the simulator does not know \(name)" }
-        let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-"))) ?? appUserId
-        var request = HTTPClientRequest(url: "\(options.serverBase)/v1/customers/\(encoded)")
+        var request = HTTPClientRequest(url: options.serverBase + TruthCheck.customerPath(appUserId))
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 8 << 20)

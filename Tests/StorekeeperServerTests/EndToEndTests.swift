@@ -40,8 +40,8 @@ struct EndToEndTests {
             var found: [String] = []
             for name in model.customerNames {
                 guard let appUserId = model.appUserId(of: name), let truth = model.truth(of: name) else { continue }
-                let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-"))) ?? appUserId
-                let response = try await client.customer(encoded, key: harness.app.secretKey)
+                let path = TruthCheck.customerPath(appUserId)
+                let response = try await client.execute(uri: path, method: .get, headers: headers(harness.app.secretKey))
                 guard response.status == .ok else {
                     found.append("\(name): HTTP \(response.status.code)")
                     continue
@@ -59,7 +59,7 @@ struct EndToEndTests {
                     var cursor = "0-0"
                     while true {
                         let page = try await client.execute(
-                            uri: "/v1/customers/\(encoded)/events?limit=1000&after=\(cursor)", method: .get, headers: headers(harness.app.secretKey))
+                            uri: "\(path)/events?limit=1000&after=\(cursor)", method: .get, headers: headers(harness.app.secretKey))
                         let parsed = try TruthCheck.events(page: Data(page.body.readableBytesView))
                         standing.merge(parsed.events) { $1 }
                         if parsed.count < 1000 { break }
@@ -148,11 +148,7 @@ struct EndToEndReconciliationTests {
         let population = Population(customers: 120, days: 200, seed: 5).scenario(catalog: EndToEndTests.catalog)
         let store = SimulatedStore(StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 77, start: at(0)))
         let api = FakeServerAPI(store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey)
-        let fake = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await fake.test(.live) { fakeClient in
-            let port = try #require(fakeClient.port)
-            let credentials = AppConfiguration.ServerAPICredentials(
-                issuerId: "issuer", keyId: "SIMKEY", privateKey: Self.signingKey.pemRepresentation, baseURL: "http://127.0.0.1:\(port)")
+        try await ReceiptAndReconciliationTests.withFakeAppleAPI(api.router(), key: Self.signingKey) { credentials in
             let h = try await Harness.make(database, serverAPI: credentials, catalog: EndToEndTests.catalog)
             try await h.test { client in
                 let appId = h.app.appId

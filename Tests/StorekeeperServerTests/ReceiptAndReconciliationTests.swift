@@ -64,6 +64,18 @@ struct ReceiptAndReconciliationTests {
         return router
     }
 
+    /// Serves `router` on a free local port while `body` runs, with Server API credentials pointing at it.
+    static func withFakeAppleAPI(
+        _ router: Router<BasicRequestContext>, key: P256.Signing.PrivateKey = P256.Signing.PrivateKey(), _ body: @escaping @Sendable (AppConfiguration.ServerAPICredentials) async throws -> Void
+    ) async throws {
+        let fake = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await fake.test(.live) { fakeClient in
+            let port = try #require(fakeClient.port)
+            try await body(AppConfiguration.ServerAPICredentials(
+                issuerId: "issuer", keyId: "KEY123", privateKey: key.pemRepresentation, baseURL: "http://127.0.0.1:\(port)"))
+        }
+    }
+
     static func jsonResponse(_ object: Any) throws -> Response {
         Response(status: .ok, headers: [.contentType: "application/json"],
                  body: .init(byteBuffer: ByteBuffer(data: try JSONSerialization.data(withJSONObject: object))))
@@ -77,14 +89,10 @@ struct ReceiptAndReconciliationTests {
         // A renewal that only the Server API tells of (its notification is older than the history window).
         let third = Purchase(transactionId: "4002", originalTransactionId: "4000", purchase: at(60), expires: at(90), signed: at(60), token: token)
         let missed = try notification(.didRenew, purchase: renewed, renewal: renewalInfo(original: "4000", signed: at(30)), signed: at(30))
-        let fake = Application(router: Self.fakeAppleAPI(
+        try await Self.withFakeAppleAPI(Self.fakeAppleAPI(
             missed: missed, history: [try first.signed(), try renewed.signed(), try third.signed()],
-            status: (try third.signed(), try testCA.sign(renewalInfo(original: "4000", signed: at(61))))),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await fake.test(.live) { fakeClient in
-            let port = try #require(fakeClient.port)
-            let credentials = AppConfiguration.ServerAPICredentials(
-                issuerId: "issuer", keyId: "KEY123", privateKey: P256.Signing.PrivateKey().pemRepresentation, baseURL: "http://127.0.0.1:\(port)")
+            status: (try third.signed(), try testCA.sign(renewalInfo(original: "4000", signed: at(61)))))
+        ) { credentials in
             let h = try await Harness.make(.sqlite, serverAPI: credentials)
             h.clock.set(at(65))
             try await h.test { client in
@@ -116,14 +124,10 @@ struct ReceiptAndReconciliationTests {
     func postPullsHistory() async throws {
         let first = Purchase(transactionId: "4500", originalTransactionId: "4500", purchase: at(0), expires: at(30), signed: at(0))
         let renewed = Purchase(transactionId: "4501", originalTransactionId: "4500", purchase: at(30), expires: at(60), signed: at(30))
-        let fake = Application(router: Self.fakeAppleAPI(
+        try await Self.withFakeAppleAPI(Self.fakeAppleAPI(
             missed: try notification(.test, purchase: nil, signed: at(0)), history: [try first.signed(), try renewed.signed()],
-            status: (try renewed.signed(), try testCA.sign(renewalInfo(original: "4500", signed: at(31))))),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await fake.test(.live) { fakeClient in
-            let port = try #require(fakeClient.port)
-            let credentials = AppConfiguration.ServerAPICredentials(
-                issuerId: "issuer", keyId: "KEY123", privateKey: P256.Signing.PrivateKey().pemRepresentation, baseURL: "http://127.0.0.1:\(port)")
+            status: (try renewed.signed(), try testCA.sign(renewalInfo(original: "4500", signed: at(31)))))
+        ) { credentials in
             let h = try await Harness.make(.sqlite, serverAPI: credentials)
             h.clock.set(at(40))
             try await h.test { client in
