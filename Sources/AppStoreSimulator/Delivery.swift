@@ -38,7 +38,6 @@ public struct FaultPlan: Codable, Hashable, Sendable {
     }
 
     public static let none = FaultPlan()
-    public var isNone: Bool { self == .none }
 }
 
 /// SplitMix64: small, fast and the same on every platform, so a seed repeats a run exactly.

@@ -49,11 +49,11 @@ public struct Population: Sendable {
         let span = Double(max(1, days))
         for index in 0..<customers {
             let name = "c\(index + 1)"
-            var storefrontStep = ScenarioStep(day: 0, .customer, customer: name)
-            storefrontStep.storefront = Self.pick(Self.storefronts, &random)
+            let storefront = Self.pick(Self.storefronts, &random)
             let join = Double.random(in: 0..<(span * 0.9), using: &random)
-            storefrontStep.day = join
-            steps.append(storefrontStep)
+            var arrival = ScenarioStep(day: join, .customer, customer: name)
+            arrival.storefront = storefront
+            steps.append(arrival)
             let pool = (random.chance(0.7) || yearly.isEmpty) ? monthly : yearly
             guard let product = pool.isEmpty ? nil : pool[Int.random(in: 0..<pool.count, using: &random)] else { continue }
             var subscribe = ScenarioStep(day: join, .subscribe, customer: name, product: product.id)

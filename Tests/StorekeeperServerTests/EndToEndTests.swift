@@ -75,7 +75,7 @@ struct EndToEndTests {
     }
 
     static func rig(
-        _ database: TestDatabase, scenario: Scenario?, client: any TestClientProtocol, harness: Harness,
+        scenario: Scenario?, client: any TestClientProtocol, harness: Harness,
         faults: FaultPlan = .none, seed: UInt64 = 1
     ) -> Rig {
         let model = StoreModel(app: simulatedApp(scenario), ca: testCA, runId: seed, start: at(0))
@@ -111,7 +111,7 @@ struct EndToEndTests {
     func scenario(_ scenario: Scenario, database: TestDatabase) async throws {
         let h = try await Harness.make(database, catalog: Self.catalog)
         try await h.test { client in
-            let rig = Self.rig(database, scenario: scenario, client: client, harness: h)
+            let rig = Self.rig(scenario: scenario, client: client, harness: h)
             for (index, step) in scenario.steps.enumerated() {
                 try await rig.player.play(step)
                 let differences = try await rig.differences(client)
@@ -127,7 +127,7 @@ struct EndToEndTests {
         for scenario in Self.library {
             let h = try await Harness.make(.sqlite, catalog: Self.catalog)
             try await h.test { client in
-                let rig = Self.rig(.sqlite, scenario: scenario, client: client, harness: h,
+                let rig = Self.rig(scenario: scenario, client: client, harness: h,
                                    faults: FaultPlan(duplicate: 0.3, reorder: 0.3, delay: 0.2), seed: seed)
                 for step in scenario.steps { try await rig.player.play(step) }
                 await rig.player.drain()
@@ -243,7 +243,7 @@ struct EndToEndReconciliationTests {
         let scenario = Population(customers: 2000, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
         let h = try await Harness.make(database, catalog: EndToEndTests.catalog)
         try await h.test { client in
-            let rig = EndToEndTests.rig(database, scenario: nil, client: client, harness: h, seed: 42)
+            let rig = EndToEndTests.rig(scenario: nil, client: client, harness: h, seed: 42)
             for step in scenario.steps { try await rig.player.play(step, lenient: true) }
             try await rig.player.advance(to: at(365))
             let summary = await rig.store.with { $0.summary() }

@@ -51,7 +51,8 @@ extension StoreModel {
         if offer.isIntroductory, customer.introUsed.contains(group) {
             throw StoreError("\(name) already had an introductory offer in group '\(group)': Apple would not offer another")
         }
-        if let existing = subscriptionId(of: name, group: group), let s = subscriptions[existing], s.renewing {
+        let existing = subscriptionId(of: name, group: group)
+        if let existing, let s = subscriptions[existing], s.renewing {
             switch offer {
             case .promotional, .offerCode:
                 if s.last.productId == productId { return try redeemForActive(existing, offer: offer) }
@@ -61,7 +62,6 @@ extension StoreModel {
                 return try changeProduct(name, to: productId)
             }
         }
-        let existing = subscriptionId(of: name, group: group)
         let id = existing ?? newId()
         var s = existing.flatMap { subscriptions[$0] } ?? Subscription(
             originalTransactionId: id, customer: name, group: group, ownership: .purchased, autoRenewProductId: productId)

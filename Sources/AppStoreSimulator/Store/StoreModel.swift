@@ -284,8 +284,6 @@ public struct StoreModel: Sendable {
         return customer.subscriptionIds.first.map { "$anonymous:" + $0 }
     }
 
-    public func token(of name: String) -> String? { customers[name]?.token }
-
     func customer(_ name: String) throws(StoreError) -> Customer {
         guard let customer = customers[name] else { throw StoreError("unknown customer '\(name)'") }
         return customer
