@@ -19,7 +19,7 @@ extension StoreModel {
         let purchase = OneTimePurchase(
             transactionId: id, customer: name, productId: productId, kind: product.type, start: now,
             end: product.type == .nonRenewing ? product.duration.map { $0.added(to: now) } : nil, quantity: quantity,
-            price: customer.storefront.price(usd: app.basePrice(productId)) * Int64(quantity), currency: customer.storefront.currency)
+            price: price(productId, for: customer) * Int64(quantity), currency: customer.storefront.currency)
         add(purchase)
         let type: SubscriptionEventType =
             switch product.type {

@@ -106,7 +106,7 @@ extension StoreModel {
         r.appAccountToken = customer?.token
         r.recentSubscriptionStartDate = Timestamp(millisecondsSince1970: s.periods.first?.start ?? s.last.start)
         r.currency = customer?.storefront.currency
-        r.renewalPrice = customer.map { $0.storefront.price(usd: increasedPrices[s.autoRenewProductId] ?? app.basePrice(s.autoRenewProductId)) }
+        r.renewalPrice = customer.map { price(s.autoRenewProductId, for: $0) }
         if s.renewing {
             r.renewalDate = Timestamp(millisecondsSince1970: s.status == .active ? s.last.end : (s.graceEndsAt ?? s.failedAt ?? s.last.end))
         }

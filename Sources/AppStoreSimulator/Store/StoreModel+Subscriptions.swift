@@ -3,7 +3,8 @@ import Entitlements
 
 /// Buying, renewing, billing and expiry of auto-renewable subscriptions, each with the notifications Apple documents.
 extension StoreModel {
-    func price(_ productId: String, for customer: Customer, offer: PurchaseOffer, periods: Int = 1) -> Int64 {
+    /// A product's price in the customer's storefront (after any price increase), with an offer's discount.
+    func price(_ productId: String, for customer: Customer, offer: PurchaseOffer = .none) -> Int64 {
         let usd = increasedPrices[productId] ?? app.basePrice(productId)
         switch offer {
         case .none: return customer.storefront.price(usd: usd)
