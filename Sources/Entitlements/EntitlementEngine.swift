@@ -70,11 +70,6 @@ struct Evaluator: Sendable {
     /// safe for a cache, late is not.
     static let nextChangeProbes = 24
 
-    init(facts: FactSet, catalog: Catalog) {
-        self.facts = facts
-        self.catalog = catalog
-    }
-
     func state(at t: Int64) -> CustomerState {
         var state = snapshot(at: t)
         state.nextChangeAt = nextChange(after: t, from: state).map(Timestamp.init(millisecondsSince1970:))
@@ -186,36 +181,69 @@ struct Evaluator: Sendable {
     // MARK: - The whole state
 
     func snapshot(at t: Int64) -> CustomerState {
-        var subscriptions: [SubscriptionState] = []
-        var subscriptionChains: [Int] = []
-        var subscriptionProducts: [Int] = []
-        subscriptions.reserveCapacity(facts.chains.count)
+        let current = currentSubscriptions(at: t)
+        var access = AccessTable(productCount: facts.productIds.count)
+        let oneTime = oneTimePurchases(at: t, access: &access)
+        let subscribed = groupStates(current.states, products: current.products, access: &access)
+        let eligibility = eligibility(at: t, subscriptions: current.states, chains: current.chains, counting: subscribed.counting)
+        let anyActive = subscribed.anyActive || oneTime.states.contains { $0.active == true }
+        let anyPurchase = oneTime.anyPurchase || !current.states.isEmpty
+        return CustomerState(
+            state: anyActive ? .active : (anyPurchase ? .inactive : .new),
+            billingIssue: subscribed.billingIssue,
+            entitlements: entitlements(access),
+            products: products(access),
+            groups: subscribed.groups,
+            subscriptions: current.states,
+            nonSubscriptions: oneTime.states,
+            introEligibility: eligibility.intro,
+            winBackEligibility: eligibility.winBack,
+            nextChangeAt: nil)
+    }
+
+    /// The best access each bought product gives, by index into `facts.productIds`.
+    struct AccessTable {
+        var byProduct: [AccessState?]
+
+        init(productCount: Int) { byProduct = Array(repeating: nil, count: productCount) }
+
+        mutating func offer(_ candidate: AccessState, product: Int) {
+            if let existing = byProduct[product], !Evaluator.better(candidate, than: existing) { return }
+            byProduct[product] = candidate
+        }
+    }
+
+    /// The subscriptions that exist at `t`, with the chain and product index of each.
+    func currentSubscriptions(at t: Int64) -> (states: [SubscriptionState], chains: [Int], products: [Int]) {
+        var states: [SubscriptionState] = []
+        var chains: [Int] = []
+        var products: [Int] = []
+        states.reserveCapacity(facts.chains.count)
         for chain in facts.chains.indices {
             if let subscription = subscription(chain, at: t) {
-                subscriptions.append(subscription.state)
-                subscriptionChains.append(chain)
-                subscriptionProducts.append(subscription.product)
+                states.append(subscription.state)
+                chains.append(chain)
+                products.append(subscription.product)
             }
         }
+        return (states, chains, products)
+    }
 
-        // Access per product, by index into `facts.productIds`.
-        var access = [AccessState?](repeating: nil, count: facts.productIds.count)
-        func offer(_ candidate: AccessState, product: Int) {
-            if let existing = access[product], !Self.better(candidate, than: existing) { return }
-            access[product] = candidate
-        }
-        var nonSubscriptions: [NonSubscriptionState] = []
+    /// Purchases other than subscriptions, and the access they (and lapsed subscription periods) give; whether any
+    /// purchase other than a consumable was made.
+    func oneTimePurchases(at t: Int64, access: inout AccessTable) -> (states: [NonSubscriptionState], anyPurchase: Bool) {
+        var states: [NonSubscriptionState] = []
         var anyPurchase = false
         for purchase in facts.purchases {
             guard purchase.start <= t else { break }
             if purchase.kind == .autoRenewable {
                 let ended = purchase.naturalEnd.map { min($0, purchase.end) } ?? purchase.end
-                if let existing = access[purchase.productIndex], (existing.expiresDate?.millisecondsSince1970 ?? .max) >= ended {
+                if let existing = access.byProduct[purchase.productIndex], (existing.expiresDate?.millisecondsSince1970 ?? .max) >= ended {
                     continue
                 }
-                offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
-                                  productId: purchase.productId, transactionId: purchase.originalTransactionId),
-                      product: purchase.productIndex)
+                access.offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
+                                         productId: purchase.productId, transactionId: purchase.originalTransactionId),
+                             product: purchase.productIndex)
                 continue
             }
             let revoked = purchase.revocation.map { $0.date.millisecondsSince1970 <= t } ?? false
@@ -226,7 +254,7 @@ struct Evaluator: Sendable {
             case .consumable, .autoRenewable: active = nil
             }
             if purchase.kind != .consumable { anyPurchase = true }
-            nonSubscriptions.append(NonSubscriptionState(
+            states.append(NonSubscriptionState(
                 transactionId: purchase.transactionId, productId: purchase.productId, type: purchase.kind,
                 purchaseDate: Timestamp(millisecondsSince1970: purchase.start),
                 expiresDate: purchase.naturalEnd.map(Timestamp.init(millisecondsSince1970:)),
@@ -234,18 +262,24 @@ struct Evaluator: Sendable {
                 ownership: purchase.ownership, revocation: revoked ? purchase.revocation : nil))
             if let active {
                 let expires: Int64? = purchase.kind == .nonConsumable ? nil : purchase.naturalEnd
-                offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
-                                  productId: purchase.productId, transactionId: purchase.transactionId),
-                      product: purchase.productIndex)
+                access.offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
+                                         productId: purchase.productId, transactionId: purchase.transactionId),
+                             product: purchase.productIndex)
             }
         }
+        return (states, anyPurchase)
+    }
 
+    /// Each group's counting subscription (and its position in `subscriptions`), the access subscriptions give, and
+    /// whether any is active or has a billing issue.
+    func groupStates(
+        _ subscriptions: [SubscriptionState], products: [Int], access: inout AccessTable
+    ) -> (groups: [String: GroupState], counting: [String: Int], anyActive: Bool, billingIssue: Bool) {
         var groups: [String: GroupState] = [:]
         var counting: [String: Int] = [:]
         var billingIssue = false
-        var anyActive = nonSubscriptions.contains { $0.active == true }
+        var anyActive = false
         for (position, subscription) in subscriptions.enumerated() {
-            anyPurchase = true
             switch subscription.status {
             case .active, .gracePeriod, .billingRetry: anyActive = true
             case .expired, .revoked: break
@@ -253,9 +287,9 @@ struct Evaluator: Sendable {
             if subscription.status == .gracePeriod || subscription.status == .billingRetry { billingIssue = true }
             if subscription.grantsAccess {
                 let expires = subscription.status == .gracePeriod ? subscription.gracePeriodExpiresDate : subscription.expiresDate
-                offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
-                                  transactionId: subscription.originalTransactionId),
-                      product: subscriptionProducts[position])
+                access.offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
+                                         transactionId: subscription.originalTransactionId),
+                             product: products[position])
             }
             let candidate = GroupState(
                 originalTransactionId: subscription.originalTransactionId, productId: subscription.productId,
@@ -264,37 +298,52 @@ struct Evaluator: Sendable {
             groups[subscription.group] = candidate
             counting[subscription.group] = position
         }
+        return (groups, counting, anyActive, billingIssue)
+    }
 
+    /// Access per product id.
+    func products(_ access: AccessTable) -> [String: AccessState] {
         var products: [String: AccessState] = [:]
-        products.reserveCapacity(access.count)
-        for (index, state) in access.enumerated() {
+        products.reserveCapacity(access.byProduct.count)
+        for (index, state) in access.byProduct.enumerated() {
             if let state { products[facts.productIds[index]] = state }
         }
+        return products
+    }
+
+    /// Every entitlement of the catalog: the best access of the products granting it, or none.
+    func entitlements(_ access: AccessTable) -> [String: AccessState] {
         var entitlements: [String: AccessState] = [:]
         entitlements.reserveCapacity(facts.entitlementSources.count)
         for source in facts.entitlementSources {
             var best: AccessState?
             for product in source.products {
-                guard let candidate = access[product] else { continue }
+                guard let candidate = access.byProduct[product] else { continue }
                 if let known = best, !Self.better(candidate, than: known) { continue }
                 best = candidate
             }
             entitlements[source.id] = best ?? AccessState(active: false, expiresDate: nil, productId: nil, transactionId: nil)
         }
+        return entitlements
+    }
 
-        var introEligibility: [String: IntroEligibility] = [:]
+    /// Introductory-offer and win-back eligibility per group at `t`.
+    func eligibility(
+        at t: Int64, subscriptions: [SubscriptionState], chains: [Int], counting: [String: Int]
+    ) -> (intro: [String: IntroEligibility], winBack: [String: WinBackEligibility]) {
+        var intro: [String: IntroEligibility] = [:]
         var winBack: [String: WinBackEligibility] = [:]
-        introEligibility.reserveCapacity(facts.groups.count)
+        intro.reserveCapacity(facts.groups.count)
         winBack.reserveCapacity(facts.groups.count)
         for group in facts.groups {
             // A group known only from a purchase that has not happened yet at `t` is not listed yet.
             guard catalog.groups.contains(group.id) || (group.firstStart ?? .max) <= t else { continue }
-            if let intro = group.firstIntro, intro.start <= t {
-                introEligibility[group.id] = IntroEligibility(
-                    eligible: false, redeemedTransactionId: intro.transactionId,
-                    redeemedAt: Timestamp(millisecondsSince1970: intro.start))
+            if let first = group.firstIntro, first.start <= t {
+                intro[group.id] = IntroEligibility(
+                    eligible: false, redeemedTransactionId: first.transactionId,
+                    redeemedAt: Timestamp(millisecondsSince1970: first.start))
             } else {
-                introEligibility[group.id] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
+                intro[group.id] = IntroEligibility(eligible: true, redeemedTransactionId: nil, redeemedAt: nil)
             }
             winBack[group.id] = WinBackEligibility(eligible: false, lapsedAt: nil, offerIds: [])
         }
@@ -304,22 +353,11 @@ struct Evaluator: Sendable {
             if subscription.status == .expired, !subscription.isUpgraded {
                 eligibility.eligible = true
                 eligibility.lapsedAt = subscription.expiresDate
-                eligibility.offerIds = latestRenewal(subscriptionChains[position])?.eligibleWinBackOfferIds ?? []
+                eligibility.offerIds = latestRenewal(chains[position])?.eligibleWinBackOfferIds ?? []
             }
             winBack[group] = eligibility
         }
-
-        return CustomerState(
-            state: anyActive ? .active : (anyPurchase ? .inactive : .new),
-            billingIssue: billingIssue,
-            entitlements: entitlements,
-            products: products,
-            groups: groups,
-            subscriptions: subscriptions,
-            nonSubscriptions: nonSubscriptions,
-            introEligibility: introEligibility,
-            winBackEligibility: winBack,
-            nextChangeAt: nil)
+        return (intro, winBack)
     }
 
     /// Active beats inactive; then what lasts longer (no end is longest); then the smaller transaction id.

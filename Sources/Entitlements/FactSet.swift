@@ -138,32 +138,62 @@ struct FactSet: Sendable {
     var notifications: [NotificationFact] = []
 
     init(facts: [Fact], catalog: Catalog, environment: Environment?) {
-        // One pass, one copy of each payload: transactions become drafts at once (repeated ones are merged below),
-        // renewal infos become the few fields the engine reads.
+        var gathered = Gathered(facts, catalog: catalog, environment: environment)
+        // Moved out, not copied: the drafts are large and are changed in place below.
+        var drafts = gathered.drafts
+        gathered.drafts = []
+        let kept = Self.mergeVersions(&drafts, draftFacts: gathered.draftFacts, facts: facts, catalog: catalog)
+        // The final order of purchases: by start, then transaction id. `order[i]` is the draft of purchase `i`.
+        let order = kept.sorted {
+            drafts[$0].start != drafts[$1].start
+                ? drafts[$0].start < drafts[$1].start : drafts[$0].transactionId < drafts[$1].transactionId
+        }
+        var chains = Self.chains(order: order, drafts: drafts)
+        Self.cutUpgrades(&drafts, order: order, chains: chains)
+        (purchases, productIds) = Self.purchases(order: order, drafts: drafts)
+        entitlementSources = Self.entitlementSources(productIds: productIds, catalog: catalog)
+        groups = Self.groups(purchases: purchases, catalog: catalog)
+        Self.attachRenewals(gathered.renewals, facts: facts, to: &chains)
+        notifications = Self.attachNotifications(gathered.notifications, to: &chains)
+        for index in chains.indices {
+            chains[index].autoRenew = Self.autoRenew(renewals: chains[index].renewals, notifications: chains[index].notifications)
+        }
+        self.chains = chains
+    }
+
+    /// The facts of one environment in one pass, one copy of each payload: transactions become drafts at once
+    /// (repeated ones are merged later), renewal infos become the few fields the engine reads.
+    struct Gathered {
         var drafts: [PurchaseDraft] = []
+        /// For each draft, the index of its fact.
         var draftFacts: [Int] = []
-        var renewalFacts: [(chain: String, record: RenewalRecord, fact: Int)] = []
+        var renewals: [(chain: String, record: RenewalRecord, fact: Int)] = []
         var notifications: [NotificationFact] = []
-        for index in facts.indices {
-            switch facts[index] {
-            case .transaction(let transaction):
-                guard transaction.transactionId != nil, transaction.productId != nil, transaction.purchaseDate != nil
-                else { continue }
-                if let environment, let own = transaction.environment, own != environment { continue }
-                drafts.append(Self.draft(transaction, catalog: catalog))
-                draftFacts.append(index)
-            case .renewalInfo(let renewal):
-                guard let id = renewal.originalTransactionId else { continue }
-                if let environment, let own = renewal.environment, own != environment { continue }
-                renewalFacts.append((id, RenewalRecord(renewal), index))
-            case .notification(let notification):
-                if let environment, let own = notification.environment, own != environment { continue }
-                notifications.append(notification)
+
+        init(_ facts: [Fact], catalog: Catalog, environment: Environment?) {
+            for index in facts.indices {
+                switch facts[index] {
+                case .transaction(let transaction):
+                    guard transaction.transactionId != nil, transaction.productId != nil, transaction.purchaseDate != nil
+                    else { continue }
+                    if let environment, let own = transaction.environment, own != environment { continue }
+                    drafts.append(FactSet.draft(transaction, catalog: catalog))
+                    draftFacts.append(index)
+                case .renewalInfo(let renewal):
+                    guard let id = renewal.originalTransactionId else { continue }
+                    if let environment, let own = renewal.environment, own != environment { continue }
+                    renewals.append((id, RenewalRecord(renewal), index))
+                case .notification(let notification):
+                    if let environment, let own = notification.environment, own != environment { continue }
+                    notifications.append(notification)
+                }
             }
         }
+    }
 
-        // Versions of one transaction: merged into one draft (in place of the first). Drafts are large: everything
-        // below moves indices, not drafts.
+    /// Versions of one transaction, merged into one draft (in place of the first); returns the drafts kept. Drafts are
+    /// large: this and everything after it moves indices, not drafts.
+    static func mergeVersions(_ drafts: inout [PurchaseDraft], draftFacts: [Int], facts: [Fact], catalog: Catalog) -> [Int] {
         var byId = Array(drafts.indices)
         byId.sort { drafts[$0].transactionId < drafts[$1].transactionId }
         var kept: [Int] = []
@@ -177,18 +207,16 @@ struct FactSet: Sendable {
                     if case .transaction(let transaction) = facts[draftFacts[draft]] { return transaction }
                     return nil
                 }
-                if let merged = Self.purchase(merging: payloads, catalog: catalog) { drafts[byId[position]] = merged }
+                if let merged = purchase(merging: payloads, catalog: catalog) { drafts[byId[position]] = merged }
             }
             kept.append(byId[position])
             position = next
         }
-        // The final order of purchases: by start, then transaction id. `order[i]` is the draft of purchase `i`.
-        let order = kept.sorted {
-            drafts[$0].start != drafts[$1].start
-                ? drafts[$0].start < drafts[$1].start : drafts[$0].transactionId < drafts[$1].transactionId
-        }
+        return kept
+    }
 
-        // Subscriptions, by original transaction id; members are purchase positions.
+    /// Subscriptions, by original transaction id; members are purchase positions.
+    static func chains(order: [Int], drafts: [PurchaseDraft]) -> [Chain] {
         var members = order.indices.filter { drafts[order[$0]].kind == .autoRenewable }
         members.sort {
             let left = drafts[order[$0]].originalTransactionId, right = drafts[order[$1]].originalTransactionId
@@ -203,9 +231,13 @@ struct FactSet: Sendable {
                 chains.append(Chain(id: original, members: [member]))
             }
         }
-        Self.cutUpgrades(&drafts, order: order, chains: chains)
+        return chains
+    }
 
+    /// The purchases in their final order, and the products bought, each once (purchases point into it).
+    static func purchases(order: [Int], drafts: [PurchaseDraft]) -> ([Purchase], [String]) {
         var productIds: [String] = []
+        var purchases: [Purchase] = []
         purchases.reserveCapacity(order.count)
         for draftIndex in order {
             let productId = drafts[draftIndex].productId
@@ -218,18 +250,25 @@ struct FactSet: Sendable {
             }
             purchases.append(Purchase(drafts[draftIndex], productIndex: index))
         }
-        self.productIds = productIds
-        entitlementSources = catalog.entitlementIds.map { (id: $0, products: []) }
-        if !entitlementSources.isEmpty {
-            for (index, productId) in productIds.enumerated() {
-                for entitlement in catalog[productId]?.entitlements ?? [] {
-                    if let position = catalog.entitlementIds.firstIndex(of: entitlement) {
-                        entitlementSources[position].products.append(index)
-                    }
-                }
+        return (purchases, productIds)
+    }
+
+    /// The catalog's entitlements, sorted, with the bought products that grant each.
+    static func entitlementSources(productIds: [String], catalog: Catalog) -> [(id: String, products: [Int])] {
+        var sources = catalog.entitlementIds.map { (id: $0, products: [Int]()) }
+        guard !sources.isEmpty else { return sources }
+        for (index, productId) in productIds.enumerated() {
+            for entitlement in catalog[productId]?.entitlements ?? [] {
+                if let position = catalog.entitlementIds.firstIndex(of: entitlement) { sources[position].products.append(index) }
             }
         }
-        groups = catalog.groups.map { (id: $0, firstStart: nil, firstIntro: nil) }
+        return sources
+    }
+
+    /// Every subscription group (the catalog's, then those only purchases name) with its first purchase and first
+    /// introductory period.
+    static func groups(purchases: [Purchase], catalog: Catalog) -> [(id: String, firstStart: Int64?, firstIntro: Purchase?)] {
+        var groups = catalog.groups.map { (id: $0, firstStart: Int64?.none, firstIntro: Purchase?.none) }
         for purchase in purchases where purchase.kind == .autoRenewable {
             var position = groups.firstIndex { $0.id == purchase.group }
             if position == nil {
@@ -242,55 +281,55 @@ struct FactSet: Sendable {
                 groups[position].firstIntro = purchase
             }
         }
+        return groups
+    }
 
-        // Renewal infos per subscription, oldest first; the same one twice counts once.
-        let renewalOrder = renewalFacts.indices.sorted { i, j in
-            if renewalFacts[i].chain != renewalFacts[j].chain { return renewalFacts[i].chain < renewalFacts[j].chain }
-            let left = renewalFacts[i].record.signedDate?.millisecondsSince1970 ?? .min
-            let right = renewalFacts[j].record.signedDate?.millisecondsSince1970 ?? .min
+    /// Renewal infos per subscription, oldest first; the same one twice counts once.
+    static func attachRenewals(_ renewals: [(chain: String, record: RenewalRecord, fact: Int)], facts: [Fact], to chains: inout [Chain]) {
+        let renewalOrder = renewals.indices.sorted { i, j in
+            if renewals[i].chain != renewals[j].chain { return renewals[i].chain < renewals[j].chain }
+            let left = renewals[i].record.signedDate?.millisecondsSince1970 ?? .min
+            let right = renewals[j].record.signedDate?.millisecondsSince1970 ?? .min
             if left != right { return left < right }
-            guard case .renewalInfo(let x) = facts[renewalFacts[i].fact], case .renewalInfo(let y) = facts[renewalFacts[j].fact]
+            guard case .renewalInfo(let x) = facts[renewals[i].fact], case .renewalInfo(let y) = facts[renewals[j].fact]
             else { return false }
             return Canonical.precedes(x, y)
         }
         var previous: Int?
         for index in renewalOrder {
             defer { previous = index }
-            if let previous, renewalFacts[previous].chain == renewalFacts[index].chain,
-                renewalFacts[previous].record == renewalFacts[index].record
-            {
+            if let previous, renewals[previous].chain == renewals[index].chain, renewals[previous].record == renewals[index].record {
                 continue
             }
-            if let chain = Self.position(of: renewalFacts[index].chain, in: chains) {
-                chains[chain].renewals.append(renewalFacts[index].record)
+            if let chain = position(of: renewals[index].chain, in: chains) {
+                chains[chain].renewals.append(renewals[index].record)
             }
         }
+    }
 
-        // Notifications: one per UUID (the canonical greatest, if two differ), by signing date.
+    /// Notifications: one per UUID (the canonical greatest, if two differ), by signing date; each subscription's
+    /// attached to it. Returns them all in that order.
+    static func attachNotifications(_ notifications: [NotificationFact], to chains: inout [Chain]) -> [NotificationFact] {
         let byUUID = notifications.indices.sorted { i, j in
             notifications[i].notificationUUID != notifications[j].notificationUUID
                 ? notifications[i].notificationUUID < notifications[j].notificationUUID
                 : Canonical.precedes(notifications[i], notifications[j])
         }
-        var keptNotifications: [Int] = []
-        keptNotifications.reserveCapacity(byUUID.count)
+        var kept: [Int] = []
+        kept.reserveCapacity(byUUID.count)
         for (offset, index) in byUUID.enumerated()
         where offset + 1 == byUUID.count || notifications[byUUID[offset + 1]].notificationUUID != notifications[index].notificationUUID {
-            keptNotifications.append(index)
+            kept.append(index)
         }
-        keptNotifications.sort { Canonical.precedes(notifications[$0], notifications[$1]) }
+        kept.sort { Canonical.precedes(notifications[$0], notifications[$1]) }
         var ordered: [NotificationFact] = []
-        ordered.reserveCapacity(keptNotifications.count)
-        for index in keptNotifications {
+        ordered.reserveCapacity(kept.count)
+        for index in kept {
             ordered.append(notifications[index])
             guard let chain = notifications[index].originalTransactionId else { continue }
-            if let position = Self.position(of: chain, in: chains) { chains[position].notifications.append(notifications[index]) }
+            if let position = position(of: chain, in: chains) { chains[position].notifications.append(notifications[index]) }
         }
-        self.notifications = ordered
-        for index in chains.indices {
-            chains[index].autoRenew = Self.autoRenew(renewals: chains[index].renewals, notifications: chains[index].notifications)
-        }
-        self.chains = chains
+        return ordered
     }
 
     /// The index of a subscription in `chains`, which is sorted by id.

@@ -1,5 +1,34 @@
 import AppStore
 
+/// One event as a rule derives it, before the log gives it its id (type, environment, chain and anchor).
+struct EventDraft {
+    var type: SubscriptionEventType
+    var at: Int64
+    /// The original transaction id of the subscription or purchase.
+    var chain: String
+    /// What makes the event one of a kind within its chain: a transaction id, a notification's UUID.
+    var anchor: String
+    var source: EventLog.Source
+    /// The period it concerns: its product, transaction, price and environment fill the event.
+    var purchase: Purchase?
+    var reason: String?
+    var fromProductId: String?
+    var notificationUUID: String?
+    /// For an event a notification alone tells of (no purchase): what the notification says.
+    var environment: Environment?
+    var productId: String?
+    var transactionId: String?
+
+    /// An event of a period, anchored on its transaction.
+    static func period(
+        _ type: SubscriptionEventType, at: Int64, chain: String, _ purchase: Purchase, source: EventLog.Source = .transaction,
+        reason: String? = nil, fromProductId: String? = nil
+    ) -> EventDraft {
+        EventDraft(type: type, at: at, chain: chain, anchor: purchase.transactionId, source: source, purchase: purchase,
+                   reason: reason, fromProductId: fromProductId)
+    }
+}
+
 /// Collects events. The same event can be derived twice (from a transaction and from the notification that carried
 /// it): they share an id, and the one derived from the stronger source is kept, transactions first, then renewal infos,
 /// then notifications, and between equals the earlier, so the result depends only on the facts.
@@ -17,28 +46,25 @@ struct EventLog {
         events.reserveCapacity(16)
     }
 
-    mutating func add(
-        _ type: SubscriptionEventType, at instant: Int64, chain: String, anchor: String, source: Source,
-        purchase: Purchase?, environment: Environment? = nil, periodType: PeriodType? = nil, reason: String? = nil,
-        fromProductId: String? = nil, notification: String? = nil, productId: String? = nil, transactionId: String? = nil
-    ) {
-        guard instant <= now else { return }
-        let environment = purchase?.environment ?? environment
-        var id = type.rawValue
-        id.reserveCapacity(id.utf8.count + chain.utf8.count + anchor.utf8.count + 16)
+    mutating func add(_ draft: EventDraft) {
+        guard draft.at <= now else { return }
+        let purchase = draft.purchase
+        let environment = purchase?.environment ?? draft.environment
+        var id = draft.type.rawValue
+        id.reserveCapacity(id.utf8.count + draft.chain.utf8.count + draft.anchor.utf8.count + 16)
         id += ":"
         id += environment?.rawValue ?? "-"
         id += ":"
-        id += chain
+        id += draft.chain
         id += ":"
-        id += anchor
+        id += draft.anchor
         let event = SubscriptionEvent(
-            id: id, type: type, effectiveAt: Timestamp(millisecondsSince1970: instant),
-            productId: purchase?.productId ?? productId, originalTransactionId: chain,
-            transactionId: purchase?.transactionId ?? transactionId, price: purchase?.price, currency: purchase?.currency,
-            storefront: purchase?.storefront, periodType: periodType ?? purchase?.periodType, environment: environment,
-            reason: reason, fromProductId: fromProductId, notificationUUID: notification)
-        events.append((event, source))
+            id: id, type: draft.type, effectiveAt: Timestamp(millisecondsSince1970: draft.at),
+            productId: purchase?.productId ?? draft.productId, originalTransactionId: draft.chain,
+            transactionId: purchase?.transactionId ?? draft.transactionId, price: purchase?.price, currency: purchase?.currency,
+            storefront: purchase?.storefront, periodType: purchase?.periodType, environment: environment,
+            reason: draft.reason, fromProductId: draft.fromProductId, notificationUUID: draft.notificationUUID)
+        events.append((event, draft.source))
     }
 
     /// One event per id, in time order; at one instant, by id. Indices are sorted, not the events, which are large.
@@ -95,8 +121,7 @@ extension Evaluator {
             case .nonRenewing: type = .nonRenewingPurchase
             case .consumable: type = .consumablePurchase
             }
-            log.add(type, at: purchase.start, chain: purchase.originalTransactionId, anchor: purchase.transactionId,
-                    source: .transaction, purchase: purchase)
+            log.add(.period(type, at: purchase.start, chain: purchase.originalTransactionId, purchase))
         }
         notificationOnlyEvents(into: &log)
         return log.sorted()
@@ -118,8 +143,7 @@ extension Evaluator {
         }
         for purchase in members {
             guard let previous = runLast else {
-                log.add(Self.startType(purchase.periodType, first: true), at: purchase.start, chain: chain.id,
-                        anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+                log.add(.period(Self.startType(purchase.periodType, first: true), at: purchase.start, chain: chain.id, purchase))
                 runLast = purchase
                 coveredUntil = Self.coverage(purchase)
                 continue
@@ -132,19 +156,16 @@ extension Evaluator {
                 // An immediate change (an upgrade, or a crossgrade to another duration).
                 productChange(from: previous, to: purchase, chain: chain.index, into: &log)
                 if let conversion = Self.conversion(from: previous.periodType, to: purchase.periodType) {
-                    log.add(conversion, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
-                            source: .transaction, purchase: purchase)
+                    log.add(.period(conversion, at: purchase.start, chain: chain.id, purchase))
                 }
             } else if purchase.reason == .purchase, gap >= 0 {
                 lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
-                log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
-                        anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+                log.add(.period(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id, purchase))
             } else if gap <= tolerance, previous.revocation == nil, let recoveredAt = recoveries[purchase.transactionId],
                       recoveredAt > purchase.start {
                 let evidence = billing(of: previous, chain: chain.index, until: recoveredAt, recovered: purchase)
                 billingIssue(of: previous, evidence: evidence, until: recoveredAt, chain: chain.index, into: &log)
-                log.add(.billingRecovered, at: recoveredAt, chain: chain.id, anchor: purchase.transactionId,
-                        source: .transaction, purchase: purchase)
+                log.add(.period(.billingRecovered, at: recoveredAt, chain: chain.id, purchase))
                 renewal(from: previous, to: purchase, chain: chain.index, into: &log)
             } else if gap <= tolerance || (previous.revocation != nil && purchase.reason == .renewal) {
                 renewal(from: previous, to: purchase, chain: chain.index, into: &log)
@@ -152,13 +173,11 @@ extension Evaluator {
                 let evidence = billing(of: previous, chain: chain.index, until: purchase.start, recovered: purchase)
                 if evidence.issue || evidence.recoveryNotice || purchase.reason == .renewal {
                     billingIssue(of: previous, evidence: evidence, until: purchase.start, chain: chain.index, into: &log)
-                    log.add(.billingRecovered, at: purchase.start, chain: chain.id, anchor: purchase.transactionId,
-                            source: .transaction, purchase: purchase)
+                    log.add(.period(.billingRecovered, at: purchase.start, chain: chain.id, purchase))
                     renewal(from: previous, to: purchase, chain: chain.index, into: &log)
                 } else {
                     lapse(of: previous, until: purchase.start, chain: chain.index, evidence: evidence, into: &log)
-                    log.add(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id,
-                            anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+                    log.add(.period(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id, purchase))
                 }
             }
             if (purchase.end, purchase.start) >= (previous.end, previous.start) { runLast = purchase }
@@ -202,7 +221,7 @@ extension Evaluator {
             productChange(from: previous, to: purchase, chain: chain, into: &log)
         }
         let type = Self.conversion(from: previous.periodType, to: purchase.periodType) ?? .subscriptionRenewed
-        log.add(type, at: purchase.start, chain: facts.chains[chain].id, anchor: purchase.transactionId, source: .transaction, purchase: purchase)
+        log.add(.period(type, at: purchase.start, chain: facts.chains[chain].id, purchase))
     }
 
     func productChange(from previous: Purchase, to purchase: Purchase, chain: Int, into log: inout EventLog) {
@@ -218,8 +237,8 @@ extension Evaluator {
             if preference.subtype == .upgrade { change = .upgrade }
             if preference.subtype == .downgrade { change = .downgrade }
         }
-        log.add(.productChanged, at: purchase.start, chain: facts.chains[chain].id, anchor: purchase.transactionId, source: .transaction,
-                purchase: purchase, reason: change.rawValue, fromProductId: previous.productId)
+        log.add(.period(.productChanged, at: purchase.start, chain: facts.chains[chain].id, purchase, reason: change.rawValue,
+                        fromProductId: previous.productId))
     }
 
     /// What the renewal infos and notifications signed while a period ran, or after it until the next one, say.
@@ -274,15 +293,13 @@ extension Evaluator {
     func billingIssue(of period: Purchase, evidence: BillingEvidence, until next: Int64?, chain index: Int, into log: inout EventLog) {
         guard let end = period.naturalEnd else { return }
         let chain = facts.chains[index].id
-        log.add(.billingIssue, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
+        log.add(.period(.billingIssue, at: end, chain: chain, period))
         guard evidence.grace else { return }
-        log.add(.gracePeriodStarted, at: end, chain: chain, anchor: period.transactionId, source: .transaction, purchase: period)
+        log.add(.period(.gracePeriodStarted, at: end, chain: chain, period))
         if let graceEnd = evidence.graceEnd, graceEnd <= next ?? .max {
-            log.add(.gracePeriodExpired, at: graceEnd, chain: chain, anchor: period.transactionId, source: .renewalInfo,
-                    purchase: period)
+            log.add(.period(.gracePeriodExpired, at: graceEnd, chain: chain, period, source: .renewalInfo))
         } else if let notice = evidence.graceExpiredNotice {
-            log.add(.gracePeriodExpired, at: notice, chain: chain, anchor: period.transactionId, source: .notification,
-                    purchase: period)
+            log.add(.period(.gracePeriodExpired, at: notice, chain: chain, period, source: .notification))
         }
     }
 
@@ -331,8 +348,7 @@ extension Evaluator {
             case .promo: .promoExpired
             default: .subscriptionExpired
             }
-        log.add(type, at: min(expiry, next ?? .max), chain: chain, anchor: period.transactionId, source: .transaction,
-                purchase: period, reason: reason.rawValue)
+        log.add(.period(type, at: min(expiry, next ?? .max), chain: chain, period, reason: reason.rawValue))
     }
 
     /// Auto-renew switched off or on: from renewal-status notifications, and from changes between successive renewal
@@ -353,7 +369,8 @@ extension Evaluator {
         func toggle(on: Bool, at instant: Int64, anchor: String, source: EventLog.Source, uuid: String?) {
             let current = period(at: instant)
             let type: SubscriptionEventType = on ? .autorenewEnabled : (current?.periodType == .trial ? .trialCanceled : .subscriptionCanceled)
-            log.add(type, at: instant, chain: chain.id, anchor: anchor, source: source, purchase: current, notification: uuid)
+            log.add(EventDraft(type: type, at: instant, chain: chain.id, anchor: anchor, source: source, purchase: current,
+                               notificationUUID: uuid))
         }
         for notification in notifications {
             toggle(on: notification.on, at: notification.at, anchor: notification.uuid, source: .notification, uuid: notification.uuid)
@@ -382,15 +399,13 @@ extension Evaluator {
     func refundEvents(_ purchase: Purchase, into log: inout EventLog) {
         func revoked(_ revocation: Revocation) {
             let family = revocation.type == .familyRevoke
-            log.add(family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
-                    chain: purchase.originalTransactionId, anchor: purchase.transactionId, source: .transaction,
-                    purchase: purchase, reason: family ? nil : revocation.reason.rawValue)
+            log.add(.period(family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
+                            chain: purchase.originalTransactionId, purchase, reason: family ? nil : revocation.reason.rawValue))
         }
         if let revocation = purchase.revocation { revoked(revocation) }
         if let reversed = purchase.reversedRevocation, let at = purchase.reversedAt {
             revoked(reversed)
-            log.add(.refundReversed, at: at, chain: purchase.originalTransactionId, anchor: purchase.transactionId,
-                    source: .transaction, purchase: purchase)
+            log.add(.period(.refundReversed, at: at, chain: purchase.originalTransactionId, purchase))
         }
     }
 
@@ -405,9 +420,10 @@ extension Evaluator {
             let at = notification.signedDate.millisecondsSince1970
             let anchor = notification.transactionId ?? notification.notificationUUID
             func add(_ type: SubscriptionEventType, reason: String? = nil, anchor: String = anchor) {
-                log.add(type, at: at, chain: chain, anchor: anchor, source: .notification, purchase: nil,
-                        environment: notification.environment, reason: reason, notification: notification.notificationUUID,
-                        productId: notification.productId, transactionId: notification.transactionId)
+                log.add(EventDraft(
+                    type: type, at: at, chain: chain, anchor: anchor, source: .notification, purchase: nil, reason: reason,
+                    notificationUUID: notification.notificationUUID, environment: notification.environment,
+                    productId: notification.productId, transactionId: notification.transactionId))
             }
             switch (notification.notificationType, notification.subtype) {
             case (.subscribed, .some(.resubscribe)): add(.subscriptionResubscribed)
