@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "storekeeper",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
@@ -19,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
@@ -82,19 +83,36 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The domain: use cases (ingestion, purchase linking, customer reads, app administration, reconciliation),
+        // caches and the domain error. No HTTP.
         .target(
-            name: "StorekeeperServer",
+            name: "StorekeeperCore",
             dependencies: [
                 "AppStore",
                 "Entitlements",
                 "Storage",
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // HTTP only: routes, authentication middleware and contexts, the error mapping, the OpenAPI document.
+        .target(
+            name: "StorekeeperServer",
+            dependencies: [
+                "AppStore",
+                "Entitlements",
+                "Storage",
+                "StorekeeperCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -104,6 +122,7 @@ let package = Package(
                 "Entitlements",
                 "Experiments",
                 "Storage",
+                "StorekeeperCore",
                 "StorekeeperServer",
                 "AppStoreSimulator",
                 "AppStoreSimulatorAPI",
@@ -114,8 +133,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What every test target shares: running the storekeeper executable, a seeded random source.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // What every test target shares: time helpers, the test catalogs, payload builders, a fresh database per test,
+        // running the storekeeper executable, a seeded random source.
+        .target(
+            name: "TestSupport",
+            dependencies: ["AppStore", "Entitlements", "Storage", .product(name: "SQLKit", package: "sql-kit")],
+            path: "Tests/TestSupport"
+        ),
         .testTarget(
             name: "AppStoreTests",
             dependencies: [
@@ -148,6 +172,7 @@ let package = Package(
         .testTarget(
             name: "StorekeeperServerTests",
             dependencies: [
+                "StorekeeperCore",
                 "StorekeeperServer",
                 "Storage",
                 "AppStore",
@@ -160,6 +185,23 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "StorageTests",
+            dependencies: ["Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit")]
+        ),
+        .testTarget(
+            name: "AppStoreSimulatorTests",
+            dependencies: [
+                "AppStoreSimulator",
+                "AppStore",
+                "Entitlements",
+                // Built before the tests, which run it as users do.
+                "storekeeper",
+                "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             resources: [.copy("Fixtures")]

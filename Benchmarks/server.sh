@@ -6,6 +6,7 @@
 #   Benchmarks/server.sh            # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite Benchmarks/server.sh
 #   CUSTOMERS=6000 RENEWALS=4 CONNECTIONS=16 DURATION=10 Benchmarks/server.sh
+#   STOREKEEPER_BIN=/path/to/other/storekeeper Benchmarks/server.sh   # measure another build (e.g. before a change)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -17,9 +18,11 @@ connections=${CONNECTIONS:-16}
 duration=${DURATION:-10}
 databases=${DATABASES:-"sqlite postgres"}
 
-swift build -c release --product storekeeper > /dev/null
+if [ -z "${STOREKEEPER_BIN:-}" ]; then
+    swift build -c release --product storekeeper > /dev/null
+fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null)
-bin="$root/.build/release/storekeeper"
+bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
 work=$(mktemp -d)
 "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" "$renewals" com.example.load
 cat > "$work/catalog.json" <<'JSON'

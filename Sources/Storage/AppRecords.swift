@@ -19,7 +19,7 @@ public struct AppRecord: Sendable, Hashable {
 
 /// An API key as stored: its public id and the SHA-256 of its secret part, never the key itself.
 public struct APIKeyRecord: Sendable, Hashable {
-    public enum Kind: String, Sendable { case `public`, secret }
+    public enum Kind: String, Sendable, Codable { case `public`, secret }
     public var keyId: String
     public var appId: String
     public var kind: Kind

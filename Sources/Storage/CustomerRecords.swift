@@ -17,18 +17,28 @@ public struct CustomerRecord: Sendable, Hashable {
     }
 }
 
-/// One merge, transfer or link, kept for audit.
+/// What an audit row records (the `action` column).
+public enum AuditAction: String, Sendable, Hashable, CaseIterable {
+    /// One customer's transactions and names joined another customer.
+    case merge
+    /// An original transaction moved to another named customer (the app's transfer policy).
+    case transfer
+    /// A customer got another app user id.
+    case alias
+}
+
+/// One merge, transfer or alias, kept for audit.
 public struct AuditRecord: Sendable, Hashable {
     public var seq: Int64?
     public var appId: String
-    public var action: String
+    public var action: AuditAction
     public var originalTransactionId: String?
     public var fromCustomer: String?
     public var toCustomer: String?
     public var detail: String
     public var at: Int64
 
-    public init(seq: Int64? = nil, appId: String, action: String, originalTransactionId: String? = nil,
+    public init(seq: Int64? = nil, appId: String, action: AuditAction, originalTransactionId: String? = nil,
                 fromCustomer: String? = nil, toCustomer: String? = nil, detail: String, at: Int64) {
         self.seq = seq
         self.appId = appId
@@ -92,12 +102,6 @@ extension StorageSession {
         return !rows.isEmpty
     }
 
-    public func appUserIds(customer customerId: String) async throws -> [String] {
-        try await sql.select().column("app_user_id").from("app_users").where("customer_id", .equal, customerId)
-            .orderBy("created_at").orderBy("app_user_id").all()
-            .map { try $0.decode(column: "app_user_id", as: String.self) }
-    }
-
     /// The customer that owns an original transaction, and whether that customer is anonymous, in one query.
     public func ownerRecord(app appId: String, originalTransactionId: String) async throws -> CustomerRecord? {
         try await sql.raw("""
@@ -146,7 +150,7 @@ extension StorageSession {
     public func insertAudit(_ record: AuditRecord) async throws {
         try await sql.insert(into: "audit_log")
             .columns("app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")
-            .values(SQLBind(record.appId), SQLBind(record.action), SQLBind(record.originalTransactionId),
+            .values(SQLBind(record.appId), SQLBind(record.action.rawValue), SQLBind(record.originalTransactionId),
                     SQLBind(record.fromCustomer), SQLBind(record.toCustomer), SQLBind(record.detail), SQLBind(record.at))
             .run()
     }
@@ -156,10 +160,14 @@ extension StorageSession {
             .columns("seq", "app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")
             .from("audit_log").where("app_id", .equal, appId).orderBy("seq").limit(limit).all()
             .map { row in
-                AuditRecord(
+                let action = try row.decode(column: "action", as: String.self)
+                guard let known = AuditAction(rawValue: action) else {
+                    throw StorageError(.corrupt, "an audit row has the unknown action '\(action)'")
+                }
+                return AuditRecord(
                     seq: try row.decode(column: "seq", as: Int64.self),
                     appId: try row.decode(column: "app_id", as: String.self),
-                    action: try row.decode(column: "action", as: String.self),
+                    action: known,
                     originalTransactionId: try row.decode(column: "original_transaction_id", as: String?.self),
                     fromCustomer: try row.decode(column: "from_customer", as: String?.self),
                     toCustomer: try row.decode(column: "to_customer", as: String?.self),

@@ -1,5 +1,19 @@
 import SQLKit
 
+/// Where a stored transaction came from (the `source` column).
+public enum TransactionSource: String, Sendable, Hashable, CaseIterable {
+    /// An App Store Server Notification.
+    case notification
+    /// A StoreKit 2 signed transaction the app posted.
+    case sdk
+    /// An entry of an app receipt the app posted, verified on this server.
+    case receipt
+    /// The App Store Server API (history, statuses).
+    case serverAPI
+    /// Apple's verifyReceipt endpoint (latest receipt info).
+    case verifyReceipt
+}
+
 /// A verified transaction, as stored: the decoded payload as JSON, the raw JWS when it came signed, and the columns
 /// that queries need.
 public struct TransactionRecord: Sendable, Hashable {
@@ -16,15 +30,15 @@ public struct TransactionRecord: Sendable, Hashable {
     public var revocationDate: Int64?
     public var price: Int64?
     public var currency: String?
-    /// Where it came from: `notification`, `sdk`, `receipt`, `serverAPI`.
-    public var source: String
+    /// Where it came from.
+    public var source: TransactionSource
     public var payload: String
     public var signed: String?
     public var receivedAt: Int64
 
     public init(appId: String, transactionId: String, version: String, originalTransactionId: String, environment: String,
                 productId: String, signedDate: Int64, purchaseDate: Int64?, expiresDate: Int64?, revocationDate: Int64?,
-                price: Int64?, currency: String?, source: String, payload: String, signed: String?, receivedAt: Int64) {
+                price: Int64?, currency: String?, source: TransactionSource, payload: String, signed: String?, receivedAt: Int64) {
         self.appId = appId
         self.transactionId = transactionId
         self.version = version
@@ -124,7 +138,7 @@ extension StorageSession {
                 signed_date, purchase_date, expires_date, revocation_date, price, currency, source, payload, signed, received_at)
             VALUES (\(bind: t.appId), \(bind: t.transactionId), \(bind: t.version), \(bind: t.originalTransactionId),
                 \(bind: t.environment), \(bind: t.productId), \(bind: t.signedDate), \(bind: t.purchaseDate), \(bind: t.expiresDate),
-                \(bind: t.revocationDate), \(bind: t.price), \(bind: t.currency), \(bind: t.source), \(bind: t.payload),
+                \(bind: t.revocationDate), \(bind: t.price), \(bind: t.currency), \(bind: t.source.rawValue), \(bind: t.payload),
                 \(bind: t.signed), \(bind: t.receivedAt))
             ON CONFLICT (app_id, transaction_id, version) DO NOTHING RETURNING version
             """).all().isEmpty)
@@ -151,11 +165,6 @@ extension StorageSession {
                 \(bind: n.signed), \(bind: n.receivedAt))
             ON CONFLICT (app_id, notification_uuid) DO NOTHING RETURNING notification_uuid
             """).all().isEmpty)
-    }
-
-    public func hasNotification(app appId: String, uuid: String) async throws -> Bool {
-        try await sql.select().column("notification_uuid").from("notifications")
-            .where("app_id", .equal, appId).where("notification_uuid", .equal, uuid).first() != nil
     }
 
     public func notificationCount(app appId: String) async throws -> Int {

@@ -1,37 +1,31 @@
 import AsyncHTTPClient
 import Foundation
-import Hummingbird
 import Logging
 import ServiceLifecycle
 import Storage
 
-/// The server's settings, resolved from arguments, `STOREKEEPER_*` variables and defaults by the executable.
-public struct ServerSettings: Sendable {
-    public var host: String = "127.0.0.1"
-    public var port: Int = 8080
-    public var database: DatabaseLocation = .defaultSQLite
-    /// Apply pending migrations at start. A new SQLite file is always migrated.
-    public var migrate: Bool = false
-    /// How often reconciliation runs inside the server; nil turns it off.
-    public var reconcileInterval: Duration? = .seconds(600)
-    public var logLevel: Logger.Level = .info
-    /// How long a cached app, key or customer id is trusted before the database is asked again.
-    public var cacheTTL: Duration = .seconds(1)
-
-    public init() {}
-}
-
-/// Everything the server is made of, apart from HTTP: the database, the apps, the states and the ingestion.
+/// Everything Storekeeper does apart from HTTP: the database, the apps, and one service per use case.
 public struct StorekeeperCore: Sendable {
     public let database: StorageDatabase
-    public let ingestion: Ingestion
+    /// The apps and their keys (cached): authentication and the webhook's app.
+    public let apps: AppRegistry
+    public let notifications: NotificationIngestion
+    public let purchases: PurchaseLinking
+    public let customers: CustomerReads
+    public let administration: AppAdministration
+    public let reconciler: Reconciler
     public let metrics: ServerMetrics
+    public let settings: CoreSettings
     public let logger: Logger
+    let clock: @Sendable () -> Date
+
+    /// Server time, ms since 1970.
+    public var now: Int64 { clock().millisecondsSince1970 }
 
     /// Opens the database and checks its schema: a fresh SQLite file (or `migrate`) is migrated; otherwise pending
     /// migrations stop the start with `StorageError.pendingMigrations`.
     public static func open(
-        _ settings: ServerSettings, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
+        _ settings: CoreSettings, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
         httpClient: HTTPClient? = .shared
     ) async throws -> StorekeeperCore {
         var isNewFile = false
@@ -43,8 +37,9 @@ public struct StorekeeperCore: Sendable {
             if !pending.isEmpty {
                 let fresh = try await migrator.isFresh()
                 guard settings.migrate || (isNewFile && fresh) else {
+                    let names = pending.map { "\($0.version) \($0.name)" }.joined(separator: ", ")
                     throw StorageError(.pendingMigrations,
-                        "the database has \(pending.count) pending migration(s) (\(pending.map { "\($0.version) \($0.name)" }.joined(separator: ", "))): run `storekeeper migrate` or start with --migrate")
+                        "the database has \(pending.count) pending migration(s) (\(names)): run `storekeeper migrate` or start with --migrate")
                 }
                 for migration in try await migrator.migrate() {
                     logger.info("migrated", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
@@ -54,34 +49,45 @@ public struct StorekeeperCore: Sendable {
             await database.close()
             throw error
         }
-        return make(database: database, settings: settings, clock: clock, logger: logger, httpClient: httpClient)
+        return StorekeeperCore(database: database, settings: settings, clock: clock, logger: logger, httpClient: httpClient)
     }
 
-    /// Builds the core on an open, migrated database.
-    public static func make(
-        database: StorageDatabase, settings: ServerSettings, clock: @escaping @Sendable () -> Date = { Date() },
-        logger: Logger, httpClient: HTTPClient? = .shared
-    ) -> StorekeeperCore {
+    /// The core on an open, migrated database.
+    public init(
+        database: StorageDatabase, settings: CoreSettings, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
+        httpClient: HTTPClient? = .shared
+    ) {
         let metrics = ServerMetrics()
-        let registry = AppRegistry(database: database, ttl: settings.cacheTTL, clock: clock)
-        let states = CustomerStates(ttl: settings.cacheTTL)
+        let apps = AppRegistry(database: database, ttl: settings.cacheTTL, clock: clock)
+        let cache = CustomerStateCache(ttl: settings.cacheTTL)
+        let recomputer = StateRecomputer(database: database, cache: cache)
         let apple = httpClient.map { AppleAPIAccess(httpClient: $0, logger: logger, metrics: metrics) }
-        let ingestion = Ingestion(database: database, registry: registry, states: states, metrics: metrics, clock: clock,
-                                  logger: logger, appleAPI: apple)
-        return StorekeeperCore(database: database, ingestion: ingestion, metrics: metrics, logger: logger)
+        let notifications = NotificationIngestion(database: database, recomputer: recomputer, metrics: metrics, clock: clock, logger: logger)
+        self.database = database
+        self.apps = apps
+        self.notifications = notifications
+        self.purchases = PurchaseLinking(
+            database: database, recomputer: recomputer, cache: cache, metrics: metrics, clock: clock, appleAPI: apple)
+        self.customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
+        self.administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
+        self.reconciler = Reconciler(
+            database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,
+            clock: clock)
+        self.metrics = metrics
+        self.settings = settings
+        self.logger = logger
+        self.clock = clock
     }
 
-    /// Every route of the API.
-    public func router() -> Router<ServerContext> {
-        let router = Router(context: ServerContext.self)
-        router.add(middleware: ErrorAndMetricsMiddleware(metrics: metrics, logger: logger))
-        SystemRoutes(ingestion: ingestion, metrics: metrics).register(router)
-        AppRoutes(ingestion: ingestion).register(router)
-        CustomerRoutes(ingestion: ingestion).register(router)
-        return router
+    /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
+    /// then reconciliation when it is on.
+    public var services: [any Service] {
+        var services: [any Service] = [DatabaseService(database: database)]
+        if let interval = settings.reconcileInterval {
+            services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
+        }
+        return services
     }
-
-    public var reconciler: Reconciler { Reconciler(ingestion: ingestion) }
 }
 
 /// Closes the database once everything listed after it has stopped (services stop in reverse order).
@@ -92,21 +98,4 @@ struct DatabaseService: Service {
         try? await gracefulShutdown()
         await database.close()
     }
-}
-
-/// The application: the HTTP server, reconciliation, and the database's orderly close, in one service group that
-/// shuts down gracefully on SIGTERM or SIGINT (stop accepting, finish what is in flight, close the database).
-public func buildApplication(
-    _ core: StorekeeperCore, settings: ServerSettings, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) -> some ApplicationProtocol {
-    var services: [any Service] = [DatabaseService(database: core.database)]
-    if let interval = settings.reconcileInterval {
-        services.append(ReconcilerService(reconciler: core.reconciler, interval: interval, logger: core.logger))
-    }
-    return Application(
-        router: core.router(),
-        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "storekeeper"),
-        services: services,
-        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? settings.port) },
-        logger: core.logger)
 }

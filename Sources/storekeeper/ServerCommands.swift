@@ -6,10 +6,12 @@ import Foundation
 import Hummingbird
 import Logging
 import Storage
+import StorekeeperCore
 import StorekeeperServer
 
-/// The database and server options every server command shares. Each is read from its argument, then from a
-/// `STOREKEEPER_*` environment variable, then from its default (swift-configuration).
+/// The database and logging options every server command shares. Each is read from its argument, then from a
+/// `STOREKEEPER_*` environment variable, then from its default (swift-configuration; the defaults live in
+/// `CoreSettings` and `ServerSettings`).
 struct DatabaseOptions: ParsableArguments {
     @Option(name: .customLong("database-url"), help: "postgres://… or a SQLite path (env STOREKEEPER_DATABASE_URL; default ./storekeeper.sqlite).")
     var databaseURL: String?
@@ -21,10 +23,12 @@ struct DatabaseOptions: ParsableArguments {
     func reader(extra: [String: String?] = [:]) -> ConfigReader {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         var given = extra
-        given["storekeeper.database.url"] = databaseURL
-        given["storekeeper.log.level"] = logLevel
+        given[CoreSettings.Key.databaseURL] = databaseURL
+        given[CoreSettings.Key.logLevel] = logLevel
         for (key, value) in given {
-            if let value { values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: key.contains("database")) }
+            if let value {
+                values[AbsoluteConfigKey(stringLiteral: key)] = ConfigValue(.string(value), isSecret: key == CoreSettings.Key.databaseURL)
+            }
         }
         return ConfigReader(providers: [
             InMemoryProvider(name: "arguments", values: values),
@@ -32,15 +36,8 @@ struct DatabaseOptions: ParsableArguments {
         ])
     }
 
-    func settings(_ reader: ConfigReader) throws -> ServerSettings {
-        var settings = ServerSettings()
-        if let url = reader.string(forKey: "storekeeper.database.url", isSecret: true) {
-            do { settings.database = try DatabaseLocation(url: url) } catch { throw UsageError(message: error.message) }
-        }
-        let level = reader.string(forKey: "storekeeper.log.level", default: "info")
-        guard let parsed = Logger.Level(rawValue: level) else { throw UsageError(message: "unknown log level '\(level)'") }
-        settings.logLevel = parsed
-        return settings
+    func settings(extra: [String: String?] = [:]) throws -> ServerSettings {
+        do { return try ServerSettings(reader: reader(extra: extra)) } catch { throw UsageError(message: error.description) }
     }
 
     static func logger(_ level: Logger.Level) -> Logger {
@@ -70,22 +67,14 @@ struct ServeCommand: AsyncParsableCommand {
     var reconcileInterval: Int?
 
     func run() async throws {
-        let reader = database.reader(extra: [
-            "storekeeper.port": port.map(String.init), "storekeeper.host": host,
-            "storekeeper.reconcile.interval": reconcileInterval.map(String.init),
+        let settings = try database.settings(extra: [
+            ServerSettings.Key.port: port.map(String.init), ServerSettings.Key.host: host,
+            CoreSettings.Key.reconcileInterval: reconcileInterval.map(String.init),
+            CoreSettings.Key.migrate: migrate ? "true" : nil,
         ])
-        var settings = try database.settings(reader)
-        settings.host = reader.string(forKey: "storekeeper.host", default: "127.0.0.1")
-        let portText = reader.string(forKey: "storekeeper.port", default: "8080")
-        guard let port = Int(portText), (0...65535).contains(port) else { throw UsageError(message: "the port must be 0 to 65535, not \(portText)") }
-        settings.port = port
-        let intervalText = reader.string(forKey: "storekeeper.reconcile.interval", default: "600")
-        guard let interval = Int(intervalText), interval >= 0 else { throw UsageError(message: "the reconcile interval is seconds ≥ 0, not \(intervalText)") }
-        settings.reconcileInterval = interval == 0 ? nil : .seconds(interval)
-        settings.migrate = migrate || reader.string(forKey: "storekeeper.migrate") == "true"
-        let logger = DatabaseOptions.logger(settings.logLevel)
-        let core = try await openCore(settings, logger: logger)
-        logger.info("storekeeper starting", metadata: ["database": "\(settings.database)", "port": "\(settings.port)"])
+        let logger = DatabaseOptions.logger(settings.core.logLevel)
+        let core = try await openCore(settings.core, logger: logger)
+        logger.info("storekeeper starting", metadata: ["database": "\(settings.core.database)", "port": "\(settings.port)"])
         let host = settings.host
         let app = buildApplication(core, settings: settings) { port in
             // One line on stdout, for scripts that start the server on port 0.
@@ -96,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
 }
 
 /// Opens the core, turning a schema that needs migrating into a usage message (exit 2).
-func openCore(_ settings: ServerSettings, logger: Logger) async throws -> StorekeeperCore {
+func openCore(_ settings: CoreSettings, logger: Logger) async throws -> StorekeeperCore {
     do {
         return try await StorekeeperCore.open(settings, logger: logger)
     } catch let error as StorageError where error.code == .pendingMigrations || error.code == .invalidConfiguration {
@@ -113,7 +102,7 @@ struct MigrateCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let settings = try database.settings(database.reader())
+        let settings = try database.settings().core
         let logger = DatabaseOptions.logger(settings.logLevel)
         let db: StorageDatabase
         do { db = try await StorageDatabase.open(settings.database, logger: logger) } catch let error as StorageError {
@@ -134,7 +123,7 @@ struct ReconcileCommand: AsyncParsableCommand {
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
-        let settings = try database.settings(database.reader())
+        let settings = try database.settings().core
         let core = try await openCore(settings, logger: DatabaseOptions.logger(settings.logLevel))
         let report = await core.reconciler.run()
         await core.database.close()
@@ -191,17 +180,17 @@ struct AppsCommand: AsyncParsableCommand {
             let config = AppConfiguration(
                 bundleId: bundleId, appAppleId: appAppleId, environments: environmentNames,
                 trustedRoots: roots.isEmpty ? nil : roots, catalog: parsedCatalog, transferPolicy: policy)
-            let settings = try database.settings(database.reader())
+            let settings = try database.settings().core
             let core = try await openCore(settings, logger: DatabaseOptions.logger(.warning))
             do {
-                let created = try await core.createApp(config)
+                let created = try await core.administration.create(config)
                 await core.database.close()
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 print(String(decoding: try encoder.encode(created), as: UTF8.self))
-            } catch let error as APIError {
+            } catch let error as StorekeeperError {
                 await core.database.close()
-                throw UsageError(message: error.message)
+                throw UsageError(message: error.description)
             }
         }
     }

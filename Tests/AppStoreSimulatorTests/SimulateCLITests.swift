@@ -43,4 +43,16 @@ struct SimulateCLITests {
         #expect(result.stdout.contains("SUBSCRIBED/INITIAL_BUY"))
         #expect(result.stdout.contains("never reached"))
     }
+
+    @Test("a scenario file plays as written: grace period, recovery and refund, each notification in the run's list")
+    func scenarioFile() throws {
+        let file = try #require(Bundle.module.url(forResource: "grace-then-refund", withExtension: "json", subdirectory: "Fixtures"))
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        // Nothing listens: the run plays every step, then fails because nothing was delivered.
+        let result = try run(["run", file.path, "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        #expect(result.status == 1, "\(result.stderr)")
+        for expected in ["SUBSCRIBED/INITIAL_BUY", "DID_FAIL_TO_RENEW/GRACE_PERIOD", "DID_RENEW/BILLING_RECOVERY", "REFUND"] {
+            #expect(result.stdout.contains(expected), "\(expected) in \(result.stdout)")
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import AppStore
 import AppStoreSimulator
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct SimulatorCATests {
@@ -10,7 +11,7 @@ import Testing
         transaction.transactionId = "1"
         transaction.bundleId = "com.example.app"
         transaction.environment = .sandbox
-        transaction.signedDate = Timestamp(millisecondsSince1970: signedAt)
+        transaction.signedDate = Timestamp(millisecondsSince1970: 1_748_736_000_000)
         let jws = try ca.sign(transaction)
         let verifier = try SignedDataVerifier(.init(rootCertificates: [ca.rootDER], bundleId: "com.example.app", environment: .sandbox))
         #expect(try await verifier.verifyTransaction(jws) == transaction)

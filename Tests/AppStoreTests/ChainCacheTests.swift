@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct ChainCacheTests {
     @Test func secondCallHitsTheCache() async throws {

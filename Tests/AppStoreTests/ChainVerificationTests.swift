@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import Testing
 import X509
+import TestSupport
 
 /// Every way a JWS can be forged or broken, on chains built by the tests.
 @Suite struct ChainVerificationTests {

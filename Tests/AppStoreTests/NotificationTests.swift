@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct NotificationTests {
     func notification(_ pki: TestPKI, transaction: String?, renewal: String?, bundleId: String = "com.example.app") -> [String: Any] {

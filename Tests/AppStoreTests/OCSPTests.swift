@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct OCSPTests {
     struct Unreachable: OCSPTransport {

@@ -4,6 +4,7 @@ import Foundation
 import SwiftASN1
 import Testing
 import _CryptoExtras
+import TestSupport
 @_spi(CMS) import X509
 
 @Suite struct ReceiptTests {

@@ -2,6 +2,7 @@ import AppStore
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 
 /// Every JWS vector from `shared/vectors`, with the results its SOURCES.md gives.
 @Suite struct VectorTests {
@@ -140,15 +141,3 @@ import Testing
 }
 
 import X509
-
-/// The `VerificationError` a body throws, or nil if it throws none (or another kind).
-func verificationError<T>(_ body: () async throws -> T) async -> VerificationError? {
-    do {
-        _ = try await body()
-        return nil
-    } catch let error as VerificationError {
-        return error
-    } catch {
-        return nil
-    }
-}

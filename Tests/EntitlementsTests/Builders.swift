@@ -1,29 +1,11 @@
 import AppStore
+import TestSupport
 @testable import Entitlements
 
-/// Instants for readable scenarios: days after 2026-01-01T00:00:00Z.
-let day: Int64 = 86_400_000
-let t0: Int64 = 1_767_225_600_000
-func at(_ days: Int64) -> Int64 { t0 + days * day }
-func ts(_ days: Int64) -> Timestamp { Timestamp(millisecondsSince1970: at(days)) }
+let testCatalog = TestCatalogs.full
 
-let testCatalog: Catalog = {
-    do {
-        return try Catalog(products: [
-            CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro", period: try ISO8601Duration("P1M"),
-                           entitlements: ["pro"], level: 2),
-            CatalogProduct(id: "pro.yearly", type: .autoRenewable, group: "pro", period: try ISO8601Duration("P1Y"),
-                           entitlements: ["pro"], level: 1),
-            CatalogProduct(id: "plus.monthly", type: .autoRenewable, group: "plus", period: try ISO8601Duration("P1M"),
-                           entitlements: ["plus"]),
-            CatalogProduct(id: "lifetime", type: .nonConsumable, entitlements: ["pro"]),
-            CatalogProduct(id: "pass.year", type: .nonRenewing, duration: try ISO8601Duration("P1Y"), entitlements: ["pass"]),
-            CatalogProduct(id: "coins", type: .consumable),
-        ])
-    } catch {
-        preconditionFailure("the test catalog is valid: \(error)")
-    }
-}()
+/// `days` after `t0`, for the builders' whole days.
+private func at(days: Int64) -> Int64 { at(Double(days)) }
 
 /// A transaction as the App Store would sign it, in days after `t0`.
 func transaction(
@@ -32,43 +14,11 @@ func transaction(
     revoked: Int64? = nil, revocationType: RevocationType? = nil, upgraded: Bool = false,
     ownership: InAppOwnershipType = .purchased, environment: Environment = .production
 ) -> JWSTransactionDecodedPayload {
-    var t = JWSTransactionDecodedPayload()
-    t.transactionId = id
-    t.originalTransactionId = original ?? id
-    t.productId = product
-    t.purchaseDate = ts(start)
-    t.originalPurchaseDate = ts(start)
-    t.expiresDate = expires.map(ts)
-    t.transactionReason = reason
-    t.price = period == .trial ? 0 : price
-    t.currency = "USD"
-    t.storefront = "USA"
-    t.environment = environment
-    t.inAppOwnershipType = ownership
-    t.signedDate = ts(signed ?? start)
-    switch period {
-    case .trial: t.offerType = .introductoryOffer; t.offerDiscountType = .freeTrial
-    case .intro: t.offerType = .introductoryOffer; t.offerDiscountType = .payAsYouGo
-    case .promo: t.offerType = .promotionalOffer; t.offerIdentifier = "promo"
-    case .offerCode: t.offerType = .offerCode
-    case .winBack: t.offerType = .winBackOffer
-    case .regular: break
-    }
-    if let revoked {
-        t.revocationDate = ts(revoked)
-        t.revocationReason = .appIssue
-        t.revocationType = revocationType ?? .refundFull
-    }
-    if upgraded { t.isUpgraded = true }
-    if let productType = testCatalog[product]?.type {
-        switch productType {
-        case .autoRenewable: t.type = .autoRenewable
-        case .nonConsumable: t.type = .nonConsumable
-        case .nonRenewing: t.type = .nonRenewing
-        case .consumable: t.type = .consumable
-        }
-    }
-    return t
+    Payloads.transaction(
+        id, original: original, product: product, purchase: at(days: start), expires: expires.map { at(days: $0) },
+        signed: at(days: signed ?? start), period: period, reason: reason, price: price, revoked: revoked.map { at(days: $0) },
+        revocationType: revocationType,
+        upgraded: upgraded, ownership: ownership, environment: environment, catalog: testCatalog)
 }
 
 func renewal(
@@ -76,18 +26,9 @@ func renewal(
     billingRetry: Bool = false, graceEnds: Int64? = nil, intent: ExpirationIntent? = nil, next: String? = nil,
     winBack: [String]? = nil
 ) -> JWSRenewalInfoDecodedPayload {
-    var r = JWSRenewalInfoDecodedPayload()
-    r.originalTransactionId = original
-    r.productId = product
-    r.autoRenewProductId = next ?? product
-    r.autoRenewStatus = autoRenew ? .on : .off
-    r.isInBillingRetryPeriod = billingRetry
-    r.gracePeriodExpiresDate = graceEnds.map(ts)
-    r.expirationIntent = intent
-    r.signedDate = ts(signed)
-    r.environment = .production
-    r.eligibleWinBackOfferIds = winBack
-    return r
+    Payloads.renewal(
+        original, product: product, signed: at(days: signed), autoRenew: autoRenew, billingRetry: billingRetry,
+        graceEnds: graceEnds.map { at(days: $0) }, intent: intent, next: next, winBack: winBack)
 }
 
 func notification(
@@ -95,12 +36,12 @@ func notification(
     transaction: String? = nil
 ) -> NotificationFact {
     NotificationFact(
-        notificationType: type, subtype: subtype, notificationUUID: uuid, signedDate: ts(signed),
+        notificationType: type, subtype: subtype, notificationUUID: uuid, signedDate: ts(Double(signed)),
         originalTransactionId: original, transactionId: transaction, environment: .production)
 }
 
 func evaluate(_ facts: [Fact], atDay day: Int64, catalog: Catalog = testCatalog) -> CustomerEvaluation {
-    EntitlementEngine.evaluate(catalog: catalog, facts: facts, now: ts(day))
+    EntitlementEngine.evaluate(catalog: catalog, facts: facts, now: ts(Double(day)))
 }
 
 func evaluate(_ facts: [Fact], at instant: Int64, catalog: Catalog = testCatalog) -> CustomerEvaluation {

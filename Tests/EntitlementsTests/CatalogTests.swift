@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Entitlements
+import TestSupport
 
 @Suite struct CatalogTests {
     func instant(_ year: Int64, _ month: Int64, _ day: Int64, hour: Int64 = 0) -> Int64 {

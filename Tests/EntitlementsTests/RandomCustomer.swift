@@ -28,7 +28,7 @@ struct RandomCustomer {
             let group = rng.pick(["pro", "plus"])
             let products = group == "pro" ? ["pro.monthly", "pro.yearly"] : ["plus.monthly"]
             let original = newId()
-            var start = at(rng.int(0...40)) + rng.int(0...day)
+            var start = at(Double(rng.int(0...40))) + rng.int(0...day)
             var product = rng.pick(products)
             for index in 0..<Int(rng.int(1...6)) {
                 let length = product == "pro.yearly" ? 365 * day : rng.pick([7, 30, 31]) * day
@@ -98,7 +98,7 @@ struct RandomCustomer {
         }
         for _ in 0..<rng.int(0...2) {
             let product = rng.pick(["lifetime", "pass.year", "coins"])
-            let start = at(rng.int(0...300))
+            let start = at(Double(rng.int(0...300)))
             var t = transaction(newId(), product: product, start: 0)
             t.purchaseDate = Timestamp(millisecondsSince1970: start)
             t.signedDate = t.purchaseDate
@@ -113,6 +113,6 @@ struct RandomCustomer {
             }
             facts.append(.transaction(t))
         }
-        now = at(rng.int(0...500)) + rng.int(0...day)
+        now = at(Double(rng.int(0...500))) + rng.int(0...day)
     }
 }

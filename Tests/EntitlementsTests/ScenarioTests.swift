@@ -2,6 +2,7 @@ import Foundation
 import AppStore
 import Testing
 @testable import Entitlements
+import TestSupport
 
 /// The seeds' scenarios, one readable story each. Days count from 2026-01-01.
 @Suite("Scenarios")
@@ -351,7 +352,7 @@ struct PreparedCustomerTests {
         ]
         let prepared = PreparedCustomer(catalog: testCatalog, facts: facts)
         for day in [-1, 0, 3, 7, 20, 38, 40, 44, 50, 97, 100] as [Int64] {
-            #expect(prepared.evaluate(at: ts(day)) == evaluate(facts, atDay: day), "day \(day)")
+            #expect(prepared.evaluate(at: ts(Double(day))) == evaluate(facts, atDay: day), "day \(day)")
         }
     }
 }

@@ -1,17 +1,20 @@
+import Entitlements
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import StorekeeperServer
+import StorekeeperCore
+@testable import StorekeeperServer
 import Testing
+import TestSupport
 
 @Suite("Auth")
 struct AuthTests {
     @Test("no key, a wrong key, a pk on an admin endpoint, another app's keys: 401, 401, 403, 404, and no data leaks")
     func matrix() async throws {
         let h = try await Harness.make(.sqlite)
-        let other = try await h.core.createApp(Harness.config())
+        let other = try await h.core.administration.create(Harness.config())
         h.clock.set(at(1))
         let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "alice")
         try await h.test { client in
@@ -48,10 +51,8 @@ struct AuthTests {
             #expect(foreign.status == .notFound)
             #expect(!String(buffer: foreign.body).contains(bundleId))
             // App B's public key reads app B's alice, who has bought nothing.
-            let otherAlice = try json(try await client.customer("alice", key: other.publicKey))
-            #expect(otherAlice["state"] as? String == "new")
-            let alice = try json(try await client.customer("alice", key: h.app.publicKey))
-            #expect(alice["state"] as? String == "active")
+            #expect(try customer(try await client.customer("alice", key: other.publicKey)).state == .new)
+            #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .active)
         }
     }
 
@@ -62,7 +63,7 @@ struct AuthTests {
             let rotated = try await client.execute(uri: "/v1/apps/\(h.app.appId)/keys/rotate", method: .post,
                                                    headers: headers(h.app.secretKey), body: body(["kind": "public"]))
             #expect(rotated.status == .created)
-            let newKey = try json(rotated)["key"] as? String ?? ""
+            let newKey = try decode(RotatedKey.self, rotated).key
             #expect(newKey.hasPrefix("pk_"))
             #expect(try await client.customer("alice", key: h.app.publicKey).status == .unauthorized)
             #expect(try await client.customer("alice", key: newKey).status == .ok)
@@ -73,7 +74,7 @@ struct AuthTests {
             let view = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .get, headers: headers(h.app.secretKey))
             let text = String(buffer: view.body)
             #expect(!text.contains("s3cr3t-shared"))
-            #expect(try json(view)["sharedSecretConfigured"] as? Bool == true)
+            #expect(try decode(AppConfiguration.View.self, view).sharedSecretConfigured)
             // The stored key is a hash: the database never holds the key.
             let keys = try await h.core.database.reading { try await $0.keys(app: h.app.appId) }
             #expect(!keys.isEmpty)

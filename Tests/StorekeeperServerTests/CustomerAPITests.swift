@@ -1,12 +1,15 @@
 import AppStore
+import Entitlements
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Storage
-import StorekeeperServer
+import StorekeeperCore
+@testable import StorekeeperServer
 import Testing
+import TestSupport
 
 @Suite("Customer API")
 struct CustomerAPITests {
@@ -19,15 +22,13 @@ struct CustomerAPITests {
             let alice = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
                                                  body: body(["signedTransaction": try purchase.signed()]))
             #expect(alice.status == .ok)
-            #expect(try json(alice)["state"] as? String == "active")
+            #expect(try customer(alice).state == .active)
             // Restoring on another account moves it (the default policy).
             let bob = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
                                                body: body(["signedTransaction": try purchase.signed()]))
-            #expect(try json(bob)["state"] as? String == "active")
-            let aliceAfter = try json(try await client.customer("alice", key: h.app.publicKey))
-            #expect(aliceAfter["state"] as? String == "new")
-            let audit = try await h.core.database.reading { try await $0.audit(app: h.app.appId) }
-            #expect(audit.map(\.action) == ["transfer"])
+            #expect(try customer(bob).state == .active)
+            #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .new)
+            #expect(try await client.auditActions(h) == ["transfer"])
 
             // Bad posts.
             let both = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
@@ -55,8 +56,8 @@ struct CustomerAPITests {
                                                body: body(["signedTransaction": try purchase.signed()]))
             #expect(bob.status == .conflict)
             #expect(try errorCode(bob) == "transaction_owned")
-            #expect(try json(try await client.customer("alice", key: h.app.publicKey))["state"] as? String == "active")
-            #expect(try json(try await client.customer("bob", key: h.app.publicKey))["state"] as? String == "new")
+            #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .active)
+            #expect(try customer(try await client.customer("bob", key: h.app.publicKey)).state == .new)
         }
     }
 
@@ -71,12 +72,11 @@ struct CustomerAPITests {
             let merged = try await client.execute(uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
                                                   body: body(["alias": "$device:123"]))
             #expect(merged.status == .ok)
-            #expect(try json(merged)["state"] as? String == "active")
+            #expect(try customer(merged).state == .active)
             // Both names now read the same customer.
-            #expect(try stateOnly(try await client.customer("$device:123", key: h.app.publicKey), key: "entitlements")
-                    == (try stateOnly(try await client.customer("carol", key: h.app.publicKey), key: "entitlements")))
-            let audit = try await h.core.database.reading { try await $0.audit(app: h.app.appId) }
-            #expect(audit.map(\.action) == ["merge"])
+            #expect(try customer(try await client.customer("$device:123", key: h.app.publicKey)).customer.entitlements
+                    == (try customer(try await client.customer("carol", key: h.app.publicKey)).customer.entitlements))
+            #expect(try await client.auditActions(h) == ["merge"])
         }
     }
 
@@ -94,8 +94,8 @@ struct CustomerAPITests {
                                                      body: body(["alias": alias]))
                 #expect(taken.status == .forbidden, "\(alias)")
             }
-            #expect(try json(try await client.customer("mallory", key: h.app.publicKey))["state"] as? String == "new")
-            #expect(try json(try await client.customer("victim", key: h.app.publicKey))["state"] as? String == "active")
+            #expect(try customer(try await client.customer("mallory", key: h.app.publicKey)).state == .new)
+            #expect(try customer(try await client.customer("victim", key: h.app.publicKey)).state == .active)
             // A notification nobody claimed: its customer is read, and merged, with a secret key only.
             try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: orphan, signed: at(0)))
             #expect(try await client.customer("$anonymous:720", key: h.app.publicKey).status == .forbidden)
@@ -103,7 +103,7 @@ struct CustomerAPITests {
             let merged = try await client.execute(uri: "/v1/customers/support-case/alias", method: .post, headers: headers(h.app.secretKey),
                                                   body: body(["alias": "$anonymous:720"]))
             #expect(merged.status == .ok)
-            #expect(try json(merged)["state"] as? String == "active")
+            #expect(try customer(merged).state == .active)
         }
     }
 
@@ -120,7 +120,7 @@ struct CustomerAPITests {
             let etag = try #require(first.headers[.eTag])
             // 20 s before the expiry: the cache may keep it 20 s at most.
             #expect(first.headers[.cacheControl] == "private, max-age=20")
-            #expect(try json(first)["requestDate"] as? Int64 == at(0) + 10_000)
+            #expect(try customer(first).requestDate == at(0) + 10_000)
             var conditional = headers(h.app.publicKey)
             conditional[.ifNoneMatch] = etag
             let notModified = try await client.execute(uri: "/v1/customers/dan", method: .get, headers: conditional)
@@ -131,7 +131,7 @@ struct CustomerAPITests {
             let later = try await client.execute(uri: "/v1/customers/dan", method: .get, headers: conditional)
             #expect(later.status == .ok)
             #expect(later.headers[.eTag] != etag)
-            #expect(try json(later)["state"] as? String == "inactive")
+            #expect(try customer(later).state == .inactive)
         }
     }
 
@@ -146,24 +146,24 @@ struct CustomerAPITests {
             // On PostgreSQL the stream shows an event once no older transaction in the cluster is still running (other
             // tests' included), so the last events can take a moment to appear: poll, as a consumer would.
             for _ in 0..<200 {
-                let page = try json(try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=\(cursor)&limit=2", method: .get,
+                let page = try decode(EventPage.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=\(cursor)&limit=2", method: .get,
                                                              headers: headers(h.app.secretKey)))
-                let events = page["events"] as? [[String: Any]] ?? []
+                let events = page.events
                 if events.isEmpty {
                     if seen.contains(where: { $0.hasPrefix("refunded:") }) { break }
                     try await Task.sleep(for: .milliseconds(25))
                     continue
                 }
                 #expect(events.count <= 2)
-                seen += events.compactMap { $0["id"] as? String }
-                cursor = page["nextCursor"] as? String ?? cursor
+                seen += events.map(\.event.id)
+                cursor = page.nextCursor
             }
             #expect(Set(seen).count == seen.count)
             #expect(seen.contains { $0.hasPrefix("subscription_started:") })
             #expect(seen.contains { $0.hasPrefix("refunded:") })
-            let customer = try json(try await client.execute(uri: "/v1/customers/\(WebhookTests.token.lowercased())/events", method: .get,
+            let customerPage = try decode(EventPage.self, try await client.execute(uri: "/v1/customers/\(WebhookTests.token.lowercased())/events", method: .get,
                                                              headers: headers(h.app.secretKey)))
-            #expect(((customer["events"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }.sorted() == seen.sorted())
+            #expect(customerPage.events.map(\.event.id).sorted() == seen.sorted())
             let bad = try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=x", method: .get, headers: headers(h.app.secretKey))
             #expect(bad.status == .badRequest)
         }
@@ -177,17 +177,17 @@ struct CustomerAPITests {
         try await h.test { client in
             _ = try await client.execute(uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
                                          body: body(["signedTransaction": try purchase.signed()]))
-            let response = try json(try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey)))
-            #expect(response["request_date_ms"] as? Int64 == at(10))
-            let subscriber = try #require(response["subscriber"] as? [String: Any])
-            #expect(subscriber["original_app_user_id"] as? String == "erin")
-            let pro = (subscriber["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
-            #expect(pro?["product_identifier"] as? String == "pro.monthly")
-            #expect(pro?["expires_date"] as? String == "2026-01-31T00:00:00Z")
-            let subscription = (subscriber["subscriptions"] as? [String: Any])?["pro.monthly"] as? [String: Any]
-            #expect(subscription?["is_sandbox"] as? Bool == true)
-            #expect(subscription?["store"] as? String == "app_store")
-            #expect(subscription?["period_type"] as? String == "normal")
+            let response = try decode(RevenueCatSubscriber.self, try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey)))
+            #expect(response.request_date_ms == at(10))
+            let subscriber = response.subscriber
+            #expect(subscriber.original_app_user_id == "erin")
+            let pro = subscriber.entitlements["pro"]
+            #expect(pro?.product_identifier == "pro.monthly")
+            #expect(pro?.expires_date == "2026-01-31T00:00:00Z")
+            let subscription = subscriber.subscriptions["pro.monthly"]
+            #expect(subscription?.is_sandbox == true)
+            #expect(subscription?.store == "app_store")
+            #expect(subscription?.period_type == "normal")
         }
     }
 
@@ -195,7 +195,7 @@ struct CustomerAPITests {
     func live() async throws {
         let h = try await Harness.make(.sqlite)
         h.clock.set(at(1))
-        let application = Application(router: h.core.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let application = h.application()
         try await application.test(.live) { client in
             let app = "/v1/apps/\(h.app.appId)"
             let sk = headers(h.app.secretKey), pk = headers(h.app.publicKey)
@@ -226,7 +226,7 @@ struct CustomerAPITests {
                 let response = try await client.execute(uri: uri, method: method, headers: fields, body: payload)
                 #expect(response.status == status, "\(method) \(uri): \(String(buffer: response.body))")
             }
-            #expect(try json(try await client.customer("live", key: h.app.publicKey))["state"] as? String == "active")
+            #expect(try customer(try await client.customer("live", key: h.app.publicKey)).state == .active)
             // The rotated secret key is gone.
             #expect(try await client.execute(uri: app, method: .get, headers: sk).status == .unauthorized)
         }

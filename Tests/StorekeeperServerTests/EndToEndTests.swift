@@ -8,8 +8,10 @@ import Hummingbird
 import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
+import StorekeeperCore
 @testable import StorekeeperServer
 import Testing
+import TestSupport
 
 /// The server against the simulator, in one process on a virtual clock: after every step of every library scenario,
 /// each customer's state and events on the server equal the simulator's own ground truth.

@@ -9,41 +9,14 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import Storage
-import StorekeeperServer
+import StorekeeperCore
+@testable import StorekeeperServer
+import AsyncHTTPClient
 import Testing
+import TestSupport
 
-/// The databases every database test runs on: SQLite always, PostgreSQL when `STOREKEEPER_TEST_POSTGRES_URL` is set
-/// (`.ci/run` sets it). Each test gets its own SQLite file or its own PostgreSQL schema.
-enum TestDatabase: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case sqlite, postgres
-
-    static var postgresURL: String? { ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_URL"] }
-
-    static var available: [TestDatabase] { postgresURL == nil ? [.sqlite] : [.sqlite, .postgres] }
-
-    var testDescription: String { rawValue }
-
-    /// A new, empty database location.
-    func fresh() async throws -> DatabaseLocation {
-        switch self {
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-tests-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            return .sqlite(path: directory.appendingPathComponent("test.sqlite").path)
-        case .postgres:
-            guard let url = Self.postgresURL else { throw HarnessError("STOREKEEPER_TEST_POSTGRES_URL is not set") }
-            let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
-            let admin = try await StorageDatabase.open(.postgres(url: url))
-            try await admin.transaction { try await $0.raw("CREATE SCHEMA \(unsafeRaw: String(schema))").run() }
-            await admin.close()
-            return .postgres(url: url, schema: String(schema))
-        }
-    }
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+extension TestDatabase: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
 }
 
 /// Server time, set by the test.
@@ -55,26 +28,9 @@ final class TestClock: Sendable {
     var date: Date { Date(timeIntervalSince1970: Double(now) / 1000) }
 }
 
-let day: Int64 = 86_400_000
-/// 2026-01-01T00:00:00Z.
-let t0: Int64 = 1_767_225_600_000
-func at(_ days: Double) -> Int64 { t0 + Int64(days * Double(day)) }
-
 let bundleId = "com.example.storekeeper"
 
-let testCatalog: Catalog = {
-    do {
-        return try Catalog(products: [
-            CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro", period: try ISO8601Duration("P1M"),
-                           entitlements: ["pro"], level: 2),
-            CatalogProduct(id: "pro.yearly", type: .autoRenewable, group: "pro", period: try ISO8601Duration("P1Y"),
-                           entitlements: ["pro"], level: 1),
-            CatalogProduct(id: "lifetime", type: .nonConsumable, entitlements: ["pro"]),
-        ])
-    } catch {
-        preconditionFailure("the test catalog is valid: \(error)")
-    }
-}()
+let testCatalog = TestCatalogs.pro
 
 /// The simulator's CA signs everything the tests send, with Apple's chain shape and OIDs; the test app trusts its root.
 let testCA: SimulatorCA = {
@@ -94,11 +50,12 @@ let forgerCA: SimulatorCA = {
     }
 }()
 
-/// One server core on a fresh database, with one app (and its keys) that trusts the test CA.
+/// One server core on a fresh database, with one app (and its keys) that trusts the test CA, and the application
+/// built from it as production builds it (`buildApplication`).
 struct Harness: Sendable {
     let core: StorekeeperCore
     let clock: TestClock
-    let app: StorekeeperCore.CreatedApp
+    let app: CreatedApp
     let database: TestDatabase
 
     static func make(
@@ -107,16 +64,21 @@ struct Harness: Sendable {
         catalog: Catalog = testCatalog
     ) async throws -> Harness {
         let clock = TestClock(at(0))
-        var settings = ServerSettings()
-        settings.database = try await database.fresh()
+        let core = try await openCore(database.fresh(), clock: clock)
+        let app = try await core.administration.create(config(
+            environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
+        return Harness(core: core, clock: clock, app: app, database: database)
+    }
+
+    /// A core on `location`, migrated, without reconciliation, on the test's clock.
+    static func openCore(_ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared) async throws -> StorekeeperCore {
+        var settings = CoreSettings()
+        settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
         var logger = Logger(label: "test")
         logger.logLevel = .critical
-        let core = try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger)
-        let app = try await core.createApp(config(
-            environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
-        return Harness(core: core, clock: clock, app: app, database: database)
+        return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: httpClient)
     }
 
     static func config(
@@ -130,13 +92,24 @@ struct Harness: Sendable {
 
     func close() async { await core.database.close() }
 
-    /// Runs `body` against the router, then closes the database.
+    /// The application as `storekeeper serve` builds it, on a free port.
+    func application() -> some ApplicationProtocol {
+        Self.application(core)
+    }
+
+    static func application(_ core: StorekeeperCore) -> some ApplicationProtocol {
+        var settings = ServerSettings()
+        settings.port = 0
+        settings.core = core.settings
+        return buildApplication(core, settings: settings)
+    }
+
+    /// Runs `body` against the application's router; the application's shutdown closes the database.
     @discardableResult
     func test<Value: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
-        let application = Application(router: core.router())
         let value: Value
         do {
-            value = try await application.test(.router) { client in try await body(client) }
+            value = try await application().test(.router) { client in try await body(client) }
         } catch {
             await close()
             throw error
@@ -148,6 +121,7 @@ struct Harness: Sendable {
 
 // MARK: - Signed data, as the App Store would send it
 
+/// A purchase as the App Store signs it for the test app (Sandbox, the test bundle id).
 struct Purchase {
     var transactionId: String
     var originalTransactionId: String
@@ -157,35 +131,15 @@ struct Purchase {
     var signed: Int64
     var token: String?
     var environment: AppStore.Environment = .sandbox
-    var offerType: OfferType?
     var revocation: Int64?
     var type: ProductType = .autoRenewable
     var bundle = bundleId
 
     var payload: JWSTransactionDecodedPayload {
-        var t = JWSTransactionDecodedPayload()
-        t.transactionId = transactionId
-        t.originalTransactionId = originalTransactionId
-        t.productId = productId
-        t.bundleId = bundle
-        t.purchaseDate = Timestamp(millisecondsSince1970: purchase)
-        t.originalPurchaseDate = Timestamp(millisecondsSince1970: purchase)
-        t.expiresDate = expires.map { Timestamp(millisecondsSince1970: $0) }
-        t.signedDate = Timestamp(millisecondsSince1970: signed)
-        t.type = type
-        t.inAppOwnershipType = .purchased
-        t.environment = environment
-        t.appAccountToken = token
-        t.offerType = offerType
-        t.price = 9990
-        t.currency = "USD"
-        t.storefront = "USA"
-        t.transactionReason = transactionId == originalTransactionId ? .purchase : .renewal
-        if let revocation {
-            t.revocationDate = Timestamp(millisecondsSince1970: revocation)
-            t.revocationReason = .other
-        }
-        return t
+        Payloads.transaction(
+            transactionId, original: originalTransactionId, product: productId, purchase: purchase, expires: expires,
+            signed: signed, reason: transactionId == originalTransactionId ? .purchase : .renewal, revoked: revocation,
+            revocationReason: .other, environment: environment, token: token, bundleId: bundle, type: type)
     }
 
     func signed(by ca: SimulatorCA = testCA) throws -> String { try ca.sign(payload) }
@@ -193,15 +147,7 @@ struct Purchase {
 
 func renewalInfo(original: String, product: String = "pro.monthly", autoRenew: Bool = true, signed: Int64,
                  environment: AppStore.Environment = .sandbox, token: String? = nil) -> JWSRenewalInfoDecodedPayload {
-    var r = JWSRenewalInfoDecodedPayload()
-    r.originalTransactionId = original
-    r.productId = product
-    r.autoRenewProductId = product
-    r.autoRenewStatus = autoRenew ? .on : .off
-    r.signedDate = Timestamp(millisecondsSince1970: signed)
-    r.environment = environment
-    r.appAccountToken = token
-    return r
+    Payloads.renewal(original, product: product, signed: signed, autoRenew: autoRenew, environment: environment, token: token)
 }
 
 /// A signed App Store Server Notification V2 about a purchase.
@@ -238,18 +184,60 @@ func headers(_ key: String?) -> HTTPFields {
     return fields
 }
 
-func json(_ response: TestResponse) throws -> [String: Any] {
-    guard let object = try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any] else {
-        throw HarnessError("the body is not a JSON object: \(String(buffer: response.body))")
+/// A response body decoded as the API's own type (or a test's mirror of it).
+func decode<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
+    do {
+        return try JSONDecoder().decode(T.self, from: Data(response.body.readableBytesView))
+    } catch {
+        throw HarnessError("the body is not a \(T.self): \(error)\n\(String(buffer: response.body))")
     }
-    return object
 }
 
+/// The customer API's body: the customer's state, with who, where and when in front.
+struct CustomerBody: Decodable {
+    var appUserId: String
+    var environment: String
+    var requestDate: Int64
+    var customer: CustomerState
+
+    enum Keys: String, CodingKey { case appUserId, environment, requestDate }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        appUserId = try container.decode(String.self, forKey: .appUserId)
+        environment = try container.decode(String.self, forKey: .environment)
+        requestDate = try container.decode(Int64.self, forKey: .requestDate)
+        customer = try CustomerState(from: decoder)
+    }
+
+    var state: CustomerStatus { customer.state }
+    /// An entitlement's access.
+    subscript(entitlement name: String) -> AccessState? { customer.entitlements[name] }
+}
+
+/// The API's error body.
+struct ErrorBody: Decodable {
+    struct Detail: Decodable {
+        var code: String
+        var message: String
+        var field: String?
+    }
+    var error: Detail
+}
+
+func customer(_ response: TestResponse) throws -> CustomerBody { try decode(CustomerBody.self, response) }
+
 func errorCode(_ response: TestResponse) throws -> String? {
-    (try json(response)["error"] as? [String: Any])?["code"] as? String
+    try decode(ErrorBody.self, response).error.code
 }
 
 extension TestClientProtocol {
+    /// The app's audit log's actions, through the admin API.
+    func auditActions(_ h: Harness) async throws -> [String] {
+        let response = try await execute(uri: "/v1/apps/\(h.app.appId)/audit", method: .get, headers: headers(h.app.secretKey))
+        return try decode(AppAdminController.AuditLog.self, response).audit.map(\.action)
+    }
+
     @discardableResult
     func postNotification(_ app: String, _ signedPayload: String) async throws -> TestResponse {
         try await execute(uri: "/v1/apps/\(app)/notifications/appstore", method: .post, headers: headers(nil),
@@ -259,15 +247,4 @@ extension TestClientProtocol {
     func customer(_ appUserId: String, key: String, query: String = "") async throws -> TestResponse {
         try await execute(uri: "/v1/customers/\(appUserId)\(query)", method: .get, headers: headers(key))
     }
-}
-
-/// The parts of a customer body that are its state (without requestDate, which is the server's clock), as JSON with
-/// sorted keys: equal states give equal strings.
-func stateOnly(_ response: TestResponse, key: String? = nil) throws -> String {
-    var object: Any = try json(response)
-    if var dictionary = object as? [String: Any] {
-        dictionary["requestDate"] = nil
-        object = key.flatMap { dictionary[$0] } ?? dictionary
-    }
-    return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]), as: UTF8.self)
 }

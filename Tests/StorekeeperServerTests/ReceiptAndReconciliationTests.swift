@@ -7,8 +7,10 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Storage
+import StorekeeperCore
 @testable import StorekeeperServer
 import Testing
+import TestSupport
 
 @Suite("Receipts and reconciliation")
 struct ReceiptAndReconciliationTests {
@@ -16,25 +18,21 @@ struct ReceiptAndReconciliationTests {
     func receipt() async throws {
         let url = try #require(Bundle.module.url(forResource: "receipt-sandbox-g5", withExtension: nil, subdirectory: "Fixtures"))
         let base64 = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        var settings = ServerSettings()
-        settings.database = try await TestDatabase.sqlite.fresh()
-        settings.migrate = true
         let clock = TestClock(1_766_771_000_000)  // During the first annual (sandbox: one hour) period.
-        let core = try await StorekeeperCore.open(settings, clock: { clock.date }, logger: .init(label: "t"), httpClient: nil)
+        let core = try await Harness.openCore(try await TestDatabase.sqlite.fresh(), clock: clock, httpClient: nil)
         let catalog = try Catalog(products: [
             CatalogProduct(id: "dev.bonzer.weeka.app.subscription.pro.annual", type: .autoRenewable, group: "pro",
                            period: try ISO8601Duration("P1Y"), entitlements: ["pro"]),
         ])
         // Apple's own roots: no trustedRoots.
-        let app = try await core.createApp(AppConfiguration(bundleId: "dev.bonzer.weeka.app", environments: ["Sandbox"], catalog: catalog))
-        try await Application(router: core.router()).test(.router) { client in
+        let app = try await core.administration.create(AppConfiguration(bundleId: "dev.bonzer.weeka.app", environments: ["Sandbox"], catalog: catalog))
+        try await Harness.application(core).test(.router) { client in
             let posted = try await client.execute(uri: "/v1/customers/weeka-user/transactions", method: .post,
                                                   headers: headers(app.publicKey), body: body(["receipt": base64]))
             #expect(posted.status == .ok)
-            let state = try json(posted)
-            let subscriptions = state["subscriptions"] as? [[String: Any]] ?? []
-            #expect(subscriptions.first?["originalTransactionId"] as? String == "2000001092134138")
-            #expect(state["state"] as? String == "active")
+            let state = try customer(posted)
+            #expect(state.customer.subscriptions.first?.originalTransactionId == "2000001092134138")
+            #expect(state.state == .active)
 
             let garbage = try await client.execute(uri: "/v1/customers/weeka-user/transactions", method: .post,
                                                    headers: headers(app.publicKey), body: body(["receipt": "bm90IGEgcmVjZWlwdA=="]))
@@ -98,16 +96,16 @@ struct ReceiptAndReconciliationTests {
             try await h.test { client in
                 // Only the first purchase's notification arrived: the customer looks expired at day 65.
                 try await client.postNotification(h.app.appId, try notification(.subscribed, .initialBuy, purchase: first, signed: at(0)))
-                #expect(try json(try await client.customer(token, key: h.app.publicKey))["state"] as? String == "inactive")
+                #expect(try customer(try await client.customer(token, key: h.app.publicKey)).state == .inactive)
 
                 let report = await h.core.reconciler.run()
                 #expect(report.errors.isEmpty, "\(report.errors)")
                 #expect(report.notificationsNew == 1)
                 // The missed notification, then the subscription's status near its expiry: renewed to day 90.
                 #expect(report.subscriptionsChecked == 1)
-                let after = try json(try await client.customer(token, key: h.app.publicKey))
-                #expect(after["state"] as? String == "active")
-                #expect((after["entitlements"] as? [String: Any]).flatMap { $0["pro"] as? [String: Any] }?["expiresDate"] as? Int64 == at(90))
+                let after = try customer(try await client.customer(token, key: h.app.publicKey))
+                #expect(after.state == .active)
+                #expect(after[entitlement: "pro"]?.expiresDate?.millisecondsSince1970 == at(90))
                 let sources = try await h.core.database.reading { session in
                     try await session.sql.raw("SELECT DISTINCT source FROM transactions ORDER BY source").all()
                         .map { try $0.decode(column: "source", as: String.self) }
@@ -135,9 +133,9 @@ struct ReceiptAndReconciliationTests {
                 let posted = try await client.execute(uri: "/v1/customers/restorer/transactions", method: .post,
                                                       headers: headers(h.app.publicKey), body: body(["signedTransaction": try first.signed()]))
                 #expect(posted.status == .ok)
-                let state = try json(posted)
-                #expect(state["state"] as? String == "active")
-                #expect((state["entitlements"] as? [String: Any]).flatMap { $0["pro"] as? [String: Any] }?["expiresDate"] as? Int64 == at(60))
+                let state = try customer(posted)
+                #expect(state.state == .active)
+                #expect(state[entitlement: "pro"]?.expiresDate?.millisecondsSince1970 == at(60))
             }
         }
     }

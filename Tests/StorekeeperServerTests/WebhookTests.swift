@@ -1,10 +1,12 @@
 import AppStore
+import Entitlements
 import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Storage
+import StorekeeperCore
 @testable import StorekeeperServer
 import TestSupport
 import Testing
@@ -38,14 +40,13 @@ struct WebhookTests {
         try await h.test { client in
             let response = try await client.postNotification(h.app.appId, signed)
             #expect(response.status == .ok)
-            #expect(try json(response)["result"] as? String == "applied")
+            #expect(try decode(WebhookController.NotificationAnswer.self, response).result == .applied)
             // The token, lower-cased, is the app user id.
-            let state = try json(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
-            #expect(state["state"] as? String == "active")
-            let pro = (state["entitlements"] as? [String: Any])?["pro"] as? [String: Any]
-            #expect(pro?["active"] as? Bool == true)
-            #expect(pro?["expiresDate"] as? Int64 == at(30))
-            #expect(state["requestDate"] as? Int64 == at(10))
+            let state = try customer(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
+            #expect(state.state == .active)
+            #expect(state[entitlement: "pro"]?.active == true)
+            #expect(state[entitlement: "pro"]?.expiresDate?.millisecondsSince1970 == at(30))
+            #expect(state.requestDate == at(10))
             // The raw signed payload is kept.
             let stored = try await h.core.database.reading { try await $0.notificationUUIDs(app: h.app.appId) }
             #expect(stored.count == 1)
@@ -53,7 +54,7 @@ struct WebhookTests {
             let future = try notification(NotificationType(rawValue: "SOMETHING_NEW"), purchase: purchase, signed: at(1))
             let answer = try await client.postNotification(h.app.appId, future)
             #expect(answer.status == .ok)
-            #expect(try json(answer)["result"] as? String == "applied")
+            #expect(try decode(WebhookController.NotificationAnswer.self, answer).result == .applied)
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SUBSCRIBED",result="applied"} 1"#))
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SOMETHING_NEW",result="applied"} 1"#))
@@ -68,14 +69,14 @@ struct WebhookTests {
         try await h.test { client in
             try await client.postNotification(h.app.appId, signed[0])
             try await client.postNotification(h.app.appId, signed[1])
-            let once = try stateOnly(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
+            let once = try customer(try await client.customer(Self.token.lowercased(), key: h.app.publicKey)).customer
             let eventsOnce = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
             for _ in 0..<10 {
                 let response = try await client.postNotification(h.app.appId, signed[1])
                 #expect(response.status == .ok)
-                #expect(try json(response)["result"] as? String == "duplicate")
+                #expect(try decode(WebhookController.NotificationAnswer.self, response).result == .duplicate)
             }
-            let again = try stateOnly(try await client.customer(Self.token.lowercased(), key: h.app.publicKey))
+            let again = try customer(try await client.customer(Self.token.lowercased(), key: h.app.publicKey)).customer
             #expect(once == again)
             let eventsAgain = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
             #expect(eventsAgain.map(\.eventId) == eventsOnce.map(\.eventId))
@@ -86,7 +87,7 @@ struct WebhookTests {
     @Test("a customer's notifications in any order give the same final state and events", arguments: TestDatabase.available)
     func shuffled(database: TestDatabase) async throws {
         let signed = try Self.lifecycle()
-        var reference: (state: String, events: [String])?
+        var reference: (state: CustomerState, events: [String])?
         var generator = SeededGenerator(state: 7)
         let orders = [Array(0..<signed.count)] + (0..<5).map { _ in Array(0..<signed.count).shuffled(using: &generator) }
         for order in orders {
@@ -97,14 +98,13 @@ struct WebhookTests {
                     #expect(try await client.postNotification(h.app.appId, signed[index]).status == .ok)
                 }
                 let response = try await client.customer(Self.token.lowercased(), key: h.app.publicKey)
-                let pro = (try json(response)["entitlements"] as? [String: Any]).flatMap { $0["pro"] as? [String: Any] }
                 // The refund took access away.
-                #expect(pro?["active"] as? Bool == false)
+                #expect(try customer(response)[entitlement: "pro"]?.active == false)
                 // Events that early, partial facts suggested (a renewal seen before its purchase looks like a start)
                 // are retracted once the facts are complete: the standing events are the same in every order.
                 let events = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
                     .filter { $0.retractedAt == nil }.map(\.eventId).sorted()
-                return (state: try stateOnly(response), events: events)
+                return (state: try customer(response).customer, events: events)
             }
             #expect(result.events.contains { $0.hasPrefix("refunded:") })
             if let reference {
@@ -167,17 +167,15 @@ struct WebhookTests {
         let purchase = Purchase(transactionId: "2000", originalTransactionId: "2000", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
             #expect(try await client.postNotification(h.app.appId, try notification(.subscribed, .initialBuy, purchase: purchase, signed: at(0))).status == .ok)
-            let anonymous = try json(try await client.customer("$anonymous:2000", key: h.app.secretKey))
-            #expect(anonymous["state"] as? String == "active")
+            #expect(try customer(try await client.customer("$anonymous:2000", key: h.app.secretKey)).state == .active)
 
             let posted = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
                                                   body: body(["signedTransaction": try purchase.signed()]))
             #expect(posted.status == .ok)
-            #expect(try json(posted)["state"] as? String == "active")
+            #expect(try customer(posted).state == .active)
             // The anonymous name now leads to bob's customer, and the merge is audited.
-            let audit = try json(try await client.execute(uri: "/v1/apps/\(h.app.appId)/audit", method: .get, headers: headers(h.app.secretKey)))
-            let rows = audit["audit"] as? [[String: Any]] ?? []
-            #expect(rows.contains { $0["action"] as? String == "merge" && $0["originalTransactionId"] as? String == "2000" })
+            let audit = try decode(AppAdminController.AuditLog.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/audit", method: .get, headers: headers(h.app.secretKey)))
+            #expect(audit.audit.contains { $0.action == "merge" && $0.originalTransactionId == "2000" })
         }
     }
 
@@ -186,7 +184,7 @@ struct WebhookTests {
         let h = try await Harness.make(database)
         let purchase = Purchase(transactionId: "3000", originalTransactionId: "3000", purchase: at(0), expires: at(30), signed: at(0))
         let signed = try notification(.subscribed, purchase: purchase, signed: at(0))
-        let application = Application(router: h.core.router())
+        let application = h.application()
         try await application.test(.router) { client in
             // Warm the app cache, then take the database away.
             _ = try await client.postNotification(h.app.appId, try notification(.test, purchase: nil, signed: at(0)))

@@ -12,12 +12,6 @@ public struct AppleAPIAccess: Sendable {
     let logger: Logger
     let metrics: ServerMetrics
 
-    init(httpClient: HTTPClient, logger: Logger, metrics: ServerMetrics) {
-        self.httpClient = httpClient
-        self.logger = logger
-        self.metrics = metrics
-    }
-
     func client(app: AppRuntime, environment: Environment) throws -> AppStoreServerAPIClient? {
         guard let credentials = app.config.serverAPI else { return nil }
         let key = try AppStoreSigningKey(pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
@@ -30,6 +24,7 @@ public struct AppleAPIAccess: Sendable {
         return AppStoreServerAPIClient(configuration, verifier: app.verifier, httpClient: httpClient)
     }
 
+    /// What Apple said about one original transaction, as records to store.
     struct Pulled: Sendable {
         var transactions: [TransactionRecord] = []
         var renewals: [RenewalInfoRecord] = []
@@ -53,15 +48,15 @@ public struct AppleAPIAccess: Sendable {
             guard let client = try client(app: app, environment: environment) else { return pulled }
             if history {
                 for signed in try await client.allTransactionHistory(transactionId: transactionId) {
-                    guard (try? app.checkEnvironment(signed.value.environment, what: "transaction")) != nil else { continue }
-                    pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: "serverAPI", app: app.id, now: now))
+                    guard app.accepts(signed.value.environment) else { continue }
+                    pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: .serverAPI, app: app.id, now: now))
                 }
             }
             let statuses = try await client.allSubscriptionStatuses(transactionId: transactionId)
             for group in statuses.groups {
                 for item in group.lastTransactions {
                     if let t = item.transaction {
-                        pulled.transactions.append(try FactCoding.record(t.value, signed: t.jws, source: "serverAPI", app: app.id, now: now))
+                        pulled.transactions.append(try FactCoding.record(t.value, signed: t.jws, source: .serverAPI, app: app.id, now: now))
                     }
                     if let r = item.renewalInfo, let record = try FactCoding.record(r.value, signed: r.jws, app: app.id, now: now) {
                         pulled.renewals.append(record)
@@ -90,22 +85,22 @@ public struct AppleAPIAccess: Sendable {
             metrics.appleCall("verifyReceipt", result: "ok")
         } catch {
             metrics.appleCall("verifyReceipt", result: "error")
-            if error.isRetryable { throw APIError.unavailable("verifyReceipt: \(error.message)") }
-            throw APIError.init(.badRequest, "receipt_rejected", "verifyReceipt: \(error.message)")
+            if error.isRetryable { throw StorekeeperError.appleUnavailable("verifyReceipt: \(error.message)") }
+            throw StorekeeperError.rejectedByApple("verifyReceipt: \(error.message)")
         }
         guard let environment = response.receipt?.environment ?? response.environment.map(Environment.init(rawValue:)) else {
-            throw APIError(.badRequest, "receipt_rejected", "verifyReceipt's answer names no environment")
+            throw StorekeeperError.rejectedByApple("verifyReceipt's answer names no environment")
         }
         do {
             try app.checkEnvironment(environment, what: "receipt")
         } catch {
-            throw APIError.verification(error)
+            throw StorekeeperError.verification(error)
         }
-        return try response.latestReceiptInfo.compactMap { entry throws(APIError) -> TransactionRecord? in
+        return try response.latestReceiptInfo.compactMap { entry throws(StorekeeperError) -> TransactionRecord? in
             var transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: response.receipt)
             transaction.environment = environment
             guard transaction.transactionId != nil, transaction.productId != nil else { return nil }
-            return try FactCoding.record(transaction, signed: nil, source: "verifyReceipt", app: app.id, now: now)
+            return try FactCoding.record(transaction, signed: nil, source: .verifyReceipt, app: app.id, now: now)
         }
     }
 }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Storage
 
 /// API keys: `pk_<id>_<secret>` (public, for the SDK: customer endpoints of one app) and `sk_<id>_<secret>` (secret:
 /// admin endpoints). The id finds the stored key; only SHA-256 of the secret is stored, and it is compared in
@@ -11,19 +12,26 @@ public enum APIKeys {
         public var secretHash: String
     }
 
-    public static func generate(kind: String) -> Generated {
+    public static func generate(_ kind: APIKeyRecord.Kind) -> Generated {
         let id = randomToken(bytes: 9)
         let secret = randomToken(bytes: 24)
-        return Generated(key: "\(kind)_\(id)_\(secret)", id: id, secretHash: hash(secret))
+        return Generated(key: "\(kind.prefix)_\(id)_\(secret)", id: id, secretHash: hash(secret))
     }
 
-    /// Splits a presented key into its kind (`pk`/`sk`), id and secret; nil when it is not shaped like a key.
-    public static func parse(_ key: String) -> (kind: String, id: String, secret: String)? {
+    /// A presented key, split: its kind (from `pk`/`sk`), id and secret.
+    public struct Presented: Sendable {
+        public var kind: APIKeyRecord.Kind
+        public var id: String
+        public var secret: String
+    }
+
+    /// Splits a presented key; nil when it is not shaped like a key.
+    public static func parse(_ key: String) -> Presented? {
         let parts = key.split(separator: "_", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "pk" || parts[0] == "sk", !parts[1].isEmpty, !parts[2].isEmpty,
+        guard parts.count == 3, let kind = APIKeyRecord.Kind(prefix: parts[0]), !parts[1].isEmpty, !parts[2].isEmpty,
               key.utf8.count <= 128
         else { return nil }
-        return (String(parts[0]), String(parts[1]), String(parts[2]))
+        return Presented(kind: kind, id: String(parts[1]), secret: String(parts[2]))
     }
 
     public static func hash(_ secret: String) -> String {
@@ -52,17 +60,15 @@ public enum APIKeys {
     public static func appId() -> String { "app_" + randomToken(bytes: 9) }
 }
 
-/// Lower-case hexadecimal, without Foundation's `String(format:)` (slow on Linux, and on the request path here).
-enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+extension APIKeyRecord.Kind {
+    /// What a key of this kind starts with.
+    public var prefix: String { self == .public ? "pk" : "sk" }
 
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(64)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+    init?(prefix: Substring) {
+        switch prefix {
+        case "pk": self = .public
+        case "sk": self = .secret
+        default: return nil
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,26 +1,111 @@
+import Entitlements
 import Foundation
 import Storage
 
-extension StorekeeperCore {
-    /// A new app and its first keys. The keys are shown here once; only their hashes are stored.
-    public struct CreatedApp: Codable, Sendable {
-        public var appId: String
-        public var publicKey: String
-        public var secretKey: String
-    }
+/// A new app and its first keys. The keys are shown here once; only their hashes are stored.
+public struct CreatedApp: Codable, Sendable {
+    public var appId: String
+    public var publicKey: String
+    public var secretKey: String
+}
 
-    public func createApp(_ config: AppConfiguration) async throws -> CreatedApp {
+/// A new key, shown once, and how many keys of its kind it replaced.
+public struct RotatedKey: Codable, Sendable {
+    public var kind: APIKeyRecord.Kind
+    public var key: String
+    public var revoked: Int
+}
+
+/// An entitlement and the products that grant it.
+public struct EntitlementProducts: Codable, Sendable, Hashable {
+    public var id: String
+    public var productIds: [String]
+}
+
+/// Administers apps: creation, configuration and catalog changes, keys, and the app-wide reads (events, audit).
+/// Every change invalidates what the caches hold of the app.
+public struct AppAdministration: Sendable {
+    let database: StorageDatabase
+    let registry: AppRegistry
+    let cache: CustomerStateCache
+    let clock: @Sendable () -> Date
+
+    public func create(_ config: AppConfiguration) async throws -> CreatedApp {
         try config.validate()
         let appId = APIKeys.appId()
-        let publicKey = APIKeys.generate(kind: "pk")
-        let secretKey = APIKeys.generate(kind: "sk")
-        let json = String(decoding: try JSONEncoder.api.encode(config), as: UTF8.self)
-        let now = ingestion.nowMs
+        let publicKey = APIKeys.generate(.public)
+        let secretKey = APIKeys.generate(.secret)
+        let json = try Self.encode(config)
+        let now = clock().millisecondsSince1970
         try await database.writing { session in
             try await session.insertApp(AppRecord(id: appId, bundleId: config.bundleId, config: json, createdAt: now, updatedAt: now))
-            try await session.insertKey(APIKeyRecord(keyId: publicKey.id, appId: appId, kind: .public, secretHash: publicKey.secretHash, createdAt: now))
-            try await session.insertKey(APIKeyRecord(keyId: secretKey.id, appId: appId, kind: .secret, secretHash: secretKey.secretHash, createdAt: now))
+            for (kind, key) in [(APIKeyRecord.Kind.public, publicKey), (.secret, secretKey)] {
+                try await session.insertKey(APIKeyRecord(keyId: key.id, appId: appId, kind: kind, secretHash: key.secretHash, createdAt: now))
+            }
         }
         return CreatedApp(appId: appId, publicKey: publicKey.key, secretKey: secretKey.key)
+    }
+
+    /// Replaces the app's configuration (validated first). Stored states of environments the app no longer allows
+    /// are dropped; every cached state is forgotten (it was computed with the old catalog or environments).
+    public func update(_ app: AppRuntime, to config: AppConfiguration) async throws {
+        try config.validate()
+        let json = try Self.encode(config)
+        let now = clock().millisecondsSince1970
+        try await database.writing { session in
+            try await session.updateApp(id: app.id, bundleId: config.bundleId, config: json, at: now)
+            try await session.deleteStates(app: app.id, keeping: config.environments)
+        }
+        registry.invalidate(app: app.id)
+        cache.forgetStates()
+    }
+
+    /// Replaces the app's product catalog.
+    public func setCatalog(_ catalog: Catalog, of app: AppRuntime) async throws {
+        var config = app.config
+        config.catalog = catalog
+        try await update(app, to: config)
+    }
+
+    /// The entitlements of the app's catalog and the products granting each, sorted by name.
+    public func entitlements(of app: AppRuntime) -> [EntitlementProducts] {
+        var products: [String: [String]] = [:]
+        for product in app.config.catalog.products {
+            for entitlement in product.entitlements { products[entitlement, default: []].append(product.id) }
+        }
+        return products.keys.sorted().map { EntitlementProducts(id: $0, productIds: products[$0]?.sorted() ?? []) }
+    }
+
+    /// Issues a new key of one kind and revokes the old ones of that kind at once.
+    public func rotateKey(_ kind: APIKeyRecord.Kind, of app: AppRuntime) async throws -> RotatedKey {
+        let generated = APIKeys.generate(kind)
+        let now = clock().millisecondsSince1970
+        let revoked = try await database.writing { session in
+            let revoked = try await session.revokeKeys(app: app.id, kind: kind, at: now)
+            try await session.insertKey(
+                APIKeyRecord(keyId: generated.id, appId: app.id, kind: kind, secretHash: generated.secretHash, createdAt: now))
+            return revoked
+        }
+        registry.invalidate(app: app.id)
+        return RotatedKey(kind: kind, key: generated.key, revoked: revoked)
+    }
+
+    /// A page of the app's event stream.
+    public func events(of app: AppRuntime, query: EventQuery) async throws -> EventPage {
+        let records = try await database.reading { try await $0.events(app: app.id, after: query.after, limit: query.limit) }
+        return try EventPage(records, after: query.after)
+    }
+
+    /// The app's audit log, oldest first (at most `limit` rows).
+    public func audit(of app: AppRuntime, limit: Int = 1000) async throws -> [AuditRecord] {
+        try await database.reading { try await $0.audit(app: app.id, limit: limit) }
+    }
+
+    private static func encode(_ config: AppConfiguration) throws(StorekeeperError) -> String {
+        do {
+            return String(decoding: try JSONEncoder.sortedKeys.encode(config), as: UTF8.self)
+        } catch {
+            throw .internalError("the configuration does not encode: \(error)")
+        }
     }
 }

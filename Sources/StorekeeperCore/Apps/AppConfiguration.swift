@@ -76,11 +76,11 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var allowedEnvironments: [Environment] { environments.map(Environment.init(rawValue:)) }
 
     /// The trusted roots as DER.
-    public func rootCertificates() throws(APIError) -> [[UInt8]] {
+    public func rootCertificates() throws(StorekeeperError) -> [[UInt8]] {
         guard let trustedRoots else { return AppleRootCertificates.storeKit }
-        return try trustedRoots.enumerated().map { index, text throws(APIError) in
+        return try trustedRoots.enumerated().map { index, text throws(StorekeeperError) in
             guard let der = Data(base64Encoded: text) else {
-                throw APIError.invalidRequest("trustedRoots[\(index)] is not base64")
+                throw .invalidInput(field: "trustedRoots[\(index)]", "is not base64")
             }
             return Array(der)
         }
@@ -88,32 +88,32 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     /// Checks what can be checked without Apple: known environments, an appAppleId for production, parseable roots,
     /// a usable Server API key.
-    public func validate() throws(APIError) {
-        guard !bundleId.isEmpty else { throw .invalidRequest("bundleId is empty") }
-        guard !environments.isEmpty else { throw .invalidRequest("environments is empty: allow Production, Sandbox or both") }
+    public func validate() throws(StorekeeperError) {
+        guard !bundleId.isEmpty else { throw .invalidInput(field: "bundleId", "is empty") }
+        guard !environments.isEmpty else { throw .invalidInput(field: "environments", "is empty: allow Production, Sandbox or both") }
         for environment in environments where !Environment.known.map(\.rawValue).contains(environment) {
-            throw .invalidRequest("unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
+            throw .invalidInput(field: "environments", "unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
         }
         if environments.contains(Environment.production.rawValue), appAppleId == nil {
-            throw .invalidRequest("an appAppleId is required to accept Production data")
+            throw .invalidInput(field: "appAppleId", "an appAppleId is required to accept Production data")
         }
         let roots = try rootCertificates()
         do {
             _ = try SignedDataVerifier(.init(rootCertificates: roots, bundleId: bundleId, appAppleId: appAppleId))
         } catch {
-            throw .invalidRequest("trustedRoots: \(error.message)")
+            throw .invalidInput(field: "trustedRoots", error.message)
         }
         if let serverAPI {
             do {
                 _ = try AppStoreSigningKey(pem: serverAPI.privateKey, keyId: serverAPI.keyId, issuerId: serverAPI.issuerId, bundleId: bundleId)
             } catch {
-                throw .invalidRequest("serverAPI.privateKey: \(error)")
+                throw .invalidInput(field: "serverAPI.privateKey", "\(error)")
             }
         }
     }
 
     /// What the admin API shows: everything but the secrets, which appear only as "configured".
-    public struct View: Encodable, Sendable {
+    public struct View: Codable, Sendable {
         public var appId: String
         public var bundleId: String
         public var appAppleId: Int64?
@@ -124,7 +124,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         public var catalog: Catalog
         public var transferPolicy: TransferPolicy
 
-        public struct ServerAPIView: Encodable, Sendable {
+        public struct ServerAPIView: Codable, Sendable {
             public var issuerId: String
             public var keyId: String
             public var baseURL: String?

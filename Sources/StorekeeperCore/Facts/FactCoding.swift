@@ -6,7 +6,7 @@ import Storage
 
 /// Turning verified App Store data into stored records, and stored records back into the engine's facts.
 enum FactCoding {
-    static let encoder = JSONEncoder.api
+    static let encoder = JSONEncoder.sortedKeys
     static let decoder = JSONDecoder()
 
     static func digest(_ data: Data) -> String {
@@ -16,10 +16,10 @@ enum FactCoding {
     /// A transaction that cannot be placed (no transactionId, originalTransactionId or productId) is rejected: the
     /// engine could not use it and storage could not key it.
     static func record(
-        _ t: JWSTransactionDecodedPayload, signed: String?, source: String, app: String, now: Int64
-    ) throws(APIError) -> TransactionRecord {
+        _ t: JWSTransactionDecodedPayload, signed: String?, source: TransactionSource, app: String, now: Int64
+    ) throws(StorekeeperError) -> TransactionRecord {
         guard let transactionId = t.transactionId, let productId = t.productId else {
-            throw .invalidRequest("the transaction has no transactionId or productId")
+            throw .invalidInput(field: "transaction", "the transaction has no transactionId or productId")
         }
         let original = t.originalTransactionId ?? transactionId
         let payload: Data
@@ -35,7 +35,7 @@ enum FactCoding {
 
     static func record(
         _ r: JWSRenewalInfoDecodedPayload, signed: String?, app: String, now: Int64
-    ) throws(APIError) -> RenewalInfoRecord? {
+    ) throws(StorekeeperError) -> RenewalInfoRecord? {
         guard let original = r.originalTransactionId else { return nil }
         let payload: Data
         do { payload = try encoder.encode(r) } catch { throw .internalError("the renewal info does not encode: \(error)") }
@@ -45,10 +45,10 @@ enum FactCoding {
             signed: signed, receivedAt: now)
     }
 
-    static func record(_ n: VerifiedNotification, signed: String, app: String, now: Int64) throws(APIError) -> NotificationRecord {
+    static func record(_ n: VerifiedNotification, signed: String, app: String, now: Int64) throws(StorekeeperError) -> NotificationRecord {
         let payload = n.payload
         guard let uuid = payload.notificationUUID, let type = payload.notificationType else {
-            throw .init(.badRequest, "invalidJWTFormat", "the notification has no notificationUUID or notificationType")
+            throw .verification(VerificationError(.invalidJWTFormat, "the notification has no notificationUUID or notificationType"))
         }
         let fact = NotificationFact(n)
         let factJSON: Data
@@ -63,7 +63,7 @@ enum FactCoding {
 
     /// The engine's facts from what storage holds. A stored fact that no longer decodes is a corrupt row: fail
     /// loudly rather than compute a state without it.
-    static func facts(_ stored: StoredFacts) throws(APIError) -> [Fact] {
+    static func facts(_ stored: StoredFacts) throws(StorekeeperError) -> [Fact] {
         var facts: [Fact] = []
         facts.reserveCapacity(stored.count)
         do {

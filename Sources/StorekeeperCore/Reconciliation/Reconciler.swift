@@ -1,7 +1,6 @@
 import AppStore
+import Entitlements
 import Foundation
-import Logging
-import ServiceLifecycle
 import Storage
 
 /// Brings the stored facts back in line with Apple's, for apps with Server API credentials: notifications Apple
@@ -18,44 +17,46 @@ public struct Reconciler: Sendable {
         public var errors: [String] = []
     }
 
-    let ingestion: Ingestion
+    let database: StorageDatabase
+    let registry: AppRegistry
+    let ingestion: NotificationIngestion
+    let recomputer: StateRecomputer
+    let appleAPI: AppleAPIAccess?
+    let metrics: ServerMetrics
+    let clock: @Sendable () -> Date
     /// How far back Notification History is read.
     public var lookback: Duration = .seconds(3 * 86_400)
     /// At most this many subscription statuses are asked per app and environment in one pass (Apple rate-limits the
     /// Server API per app); the rest wait for the next pass.
     public var subscriptionsPerPass = 200
 
-    public init(ingestion: Ingestion) {
-        self.ingestion = ingestion
-    }
-
     /// One pass over every app.
     public func run() async -> Report {
         var report = Report()
-        let now = ingestion.nowMs
+        let now = clock().millisecondsSince1970
         let apps: [AppRecord]
         do {
-            apps = try await ingestion.database.reading { try await $0.apps() }
+            apps = try await database.reading { try await $0.apps() }
         } catch {
             report.errors.append("listing apps: \(error)")
             return report
         }
         for record in apps {
-            guard let app = try? await ingestion.registry.app(id: record.id) else {
+            guard let app = try? await registry.app(id: record.id) else {
                 report.errors.append("app \(record.id): its configuration does not load")
                 continue
             }
             report.apps += 1
-            if app.config.serverAPI != nil, let apple = ingestion.appleAPI {
+            if app.config.serverAPI != nil, let apple = appleAPI {
                 for environment in app.config.allowedEnvironments where environment == .production || environment == .sandbox {
                     await reconcile(app: app, environment: environment, apple: apple, now: now, report: &report)
                 }
             }
         }
         await refreshDue(now: now, report: &report)
-        ingestion.metrics.reconciliation("notifications", count: report.notificationsNew)
-        ingestion.metrics.reconciliation("subscriptions", count: report.subscriptionsChecked)
-        ingestion.metrics.reconciliation("customers", count: report.customersRefreshed)
+        metrics.reconciliation("notifications", count: report.notificationsNew)
+        metrics.reconciliation("subscriptions", count: report.subscriptionsChecked)
+        metrics.reconciliation("customers", count: report.customersRefreshed)
         return report
     }
 
@@ -69,7 +70,7 @@ public struct Reconciler: Sendable {
             return
         }
         // Notifications Apple could not deliver.
-        let lookbackMs = Int64(lookback.components.seconds) * 1000
+        let lookbackMs = lookback.wholeMilliseconds
         let request = NotificationHistoryRequest(
             startDate: Timestamp(millisecondsSince1970: now - lookbackMs), endDate: Timestamp(millisecondsSince1970: now), onlyFailures: true)
         var token: String?
@@ -81,8 +82,7 @@ public struct Reconciler: Sendable {
                     guard let notification = item.notification else { continue }
                     report.notificationsFetched += 1
                     do {
-                        try app.checkEnvironment(notification.value.payload.appIdentity.environment, what: "notification")
-                        let outcome = try await ingestion.applyNotification(notification.value, signedPayload: notification.jws, app: app)
+                        let outcome = try await ingestion.applyFromHistory(notification.value, signedPayload: notification.jws, app: app)
                         if outcome != .duplicate { report.notificationsNew += 1 }
                     } catch {
                         report.errors.append("app \(app.id): notification: \(error)")
@@ -99,9 +99,9 @@ public struct Reconciler: Sendable {
         // Subscriptions that expired within Apple's billing-retry window or expire within a day: ask for their status.
         let originals: [String]
         do {
-            originals = try await ingestion.database.reading {
+            originals = try await database.reading {
                 try await $0.originalTransactionsExpiring(
-                    app: app.id, from: now - EntitlementWindow.billingRetry, to: now + 86_400_000, limit: subscriptionsPerPass)
+                    app: app.id, from: now - EntitlementEngine.billingRetryLimit, to: now + 86_400_000, limit: subscriptionsPerPass)
             }
         } catch {
             report.errors.append("app \(app.id): \(error)")
@@ -112,7 +112,7 @@ public struct Reconciler: Sendable {
             guard !pulled.transactions.isEmpty || !pulled.renewals.isEmpty else { continue }
             report.subscriptionsChecked += 1
             do {
-                try await ingestion.storePulled(pulled, app: app, originalTransactionId: original, now: now)
+                try await store(pulled, app: app, originalTransactionId: original, now: now)
             } catch {
                 report.errors.append("app \(app.id): storing \(original): \(error)")
             }
@@ -126,7 +126,7 @@ public struct Reconciler: Sendable {
         for _ in 0..<100 {
             let due: [(customerId: String, appId: String)]
             do {
-                due = try await ingestion.database.reading { try await $0.customersDue(at: now, limit: 500) }
+                due = try await database.reading { try await $0.customersDue(at: now, limit: 500) }
             } catch {
                 report.errors.append("customers due: \(error)")
                 return
@@ -136,8 +136,8 @@ public struct Reconciler: Sendable {
             for customer in fresh {
                 refreshed.insert(customer.customerId)
                 do {
-                    let app = try await ingestion.registry.app(id: customer.appId)
-                    try await ingestion.refresh(app: app, customerId: customer.customerId)
+                    let app = try await registry.app(id: customer.appId)
+                    try await recomputer.refresh(app: app, customerId: customer.customerId, now: clock().millisecondsSince1970)
                     report.customersRefreshed += 1
                 } catch {
                     report.errors.append("customer \(customer.customerId): \(error)")
@@ -146,39 +146,17 @@ public struct Reconciler: Sendable {
             }
         }
     }
-}
 
-enum EntitlementWindow {
-    /// Apple's longest billing retry, 60 days.
-    static let billingRetry: Int64 = 60 * 86_400_000
-}
-
-/// Reconciliation as a service of the server: a pass every `interval`, until shutdown.
-public struct ReconcilerService: Service {
-    let reconciler: Reconciler
-    let interval: Duration
-    let logger: Logger
-
-    public init(reconciler: Reconciler, interval: Duration, logger: Logger) {
-        self.reconciler = reconciler
-        self.interval = interval
-        self.logger = logger
-    }
-
-    public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            let report = await reconciler.run()
-            if !report.errors.isEmpty || report.notificationsNew > 0 || report.customersRefreshed > 0 {
-                logger.info("reconciled", metadata: [
-                    "notifications": "\(report.notificationsNew)", "subscriptions": "\(report.subscriptionsChecked)",
-                    "customers": "\(report.customersRefreshed)", "errors": "\(report.errors.count)",
-                ])
-            }
-            do {
-                try await cancelOnGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
+    /// Stores what was pulled from Apple about one original transaction and recomputes its owner, in one transaction.
+    private func store(_ pulled: AppleAPIAccess.Pulled, app: AppRuntime, originalTransactionId: String, now: Int64) async throws {
+        let recomputer = self.recomputer
+        let recomputed: RecomputedCustomer? = try await database.writing { session in
+            var fresh = false
+            for t in pulled.transactions { fresh = try await session.insert(t) || fresh }
+            for r in pulled.renewals { fresh = try await session.insert(r) || fresh }
+            guard fresh, let owner = try await session.owner(app: app.id, originalTransactionId: originalTransactionId) else { return nil }
+            return try await recomputer.lockAndRecompute(session, app: app, customerId: owner, now: now)
         }
+        if let recomputed { recomputer.committed(recomputed) }
     }
 }

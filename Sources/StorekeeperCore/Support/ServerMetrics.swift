@@ -18,12 +18,12 @@ public final class ServerMetrics: Sendable {
         self.factory = factory
     }
 
-    func request(method: String, route: String, status: Int, duration: Duration) {
+    public func request(method: String, route: String, status: Int, duration: Duration) {
         let dimensions = [("method", method), ("route", route), ("status", String(status))]
         Counter(label: "storekeeper_http_requests_total", dimensions: dimensions, factory: factory).increment()
         Timer(label: "storekeeper_http_request_duration_seconds", dimensions: [("method", method), ("route", route)],
               preferredDisplayUnit: .seconds, factory: factory)
-            .recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+            .recordNanoseconds(Int64(clamping: duration.wholeNanoseconds))
     }
 
     func notification(type: String, result: String) {

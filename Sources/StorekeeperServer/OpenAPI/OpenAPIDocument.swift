@@ -78,6 +78,7 @@ components:
           properties:
             code: {type: string, examples: [unauthenticated, forbidden, not_found, invalid_request, payload_too_large, invalidJWTFormat, verificationFailure, invalidAppIdentifier, invalidEnvironment, retryableVerificationFailure, transaction_owned, unavailable]}
             message: {type: string}
+            field: {type: string, description: "The input at fault (a body field, a query parameter, the app user id), when one is."}
     Customer:
       type: object
       required: [appUserId, environment, requestDate, state, billingIssue, entitlements, subscriptions, nonSubscriptions, introEligibility]

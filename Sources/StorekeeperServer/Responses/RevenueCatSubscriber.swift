@@ -2,19 +2,22 @@ import AppStore
 import Entitlements
 import Foundation
 
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// The property names are RevenueCat's JSON keys, snake_case, as its clients read them.
+
 /// RevenueCat's v1 `GET /subscribers/{app_user_id}` response, the subset its public OpenAPI spec documents, so that
 /// a team can move its backend over without rewriting its reads. Dates are ISO 8601 in UTC, as RevenueCat sends them.
 /// What is documented but left out (store other than `app_store`, `management_url`, `subscriber_attributes`,
 /// `original_application_version`) is listed in the README.
-struct RevenueCatSubscriber: Encodable {
-    struct Entitlement: Encodable {
+struct RevenueCatSubscriber: Codable {
+    struct Entitlement: Codable {
         var expires_date: String?
         var grace_period_expires_date: String?
         var product_identifier: String
         var purchase_date: String
     }
 
-    struct Subscription: Encodable {
+    struct Subscription: Codable {
         var expires_date: String?
         var purchase_date: String
         var original_purchase_date: String?
@@ -30,7 +33,7 @@ struct RevenueCatSubscriber: Encodable {
         var auto_resume_date: String? = nil
     }
 
-    struct NonSubscription: Encodable {
+    struct NonSubscription: Codable {
         var id: String
         var is_sandbox: Bool
         var purchase_date: String
@@ -38,7 +41,7 @@ struct RevenueCatSubscriber: Encodable {
         var store_transaction_id: String
     }
 
-    struct Subscriber: Encodable {
+    struct Subscriber: Codable {
         var original_app_user_id: String
         var first_seen: String
         var last_seen: String

@@ -1,0 +1,90 @@
+import AppStore
+import Foundation
+import Storage
+
+/// A customer's state as read: the customer behind the name (nil for one never seen) and the state.
+public struct CustomerRead: Sendable {
+    public var customerId: String?
+    public var snapshot: StateSnapshot
+}
+
+/// What the customer API reads: states (from memory, from the stored state while it is current, or computed anew),
+/// events, and when a customer was first seen.
+public struct CustomerReads: Sendable {
+    let database: StorageDatabase
+    let cache: CustomerStateCache
+    let recomputer: StateRecomputer
+    let clock: @Sendable () -> Date
+
+    /// The state of the customer an app user id names, for a caller allowed to read it, with one database read at
+    /// most when the memory cache cannot answer: the customer API's read path.
+    public func state(of appUserId: String, caller: Caller, environment: Environment) async throws -> CustomerRead {
+        let appUserId = try AppUserIds.validate(appUserId)
+        try AppUserIds.checkReadable(appUserId, by: caller.keyKind)
+        let app = caller.app
+        let now = clock().millisecondsSince1970
+        if let customerId = cache.customerId(app: app.id, appUserId: appUserId),
+           let cached = cache.state(customer: customerId, environment: environment, now: now) {
+            return CustomerRead(customerId: customerId, snapshot: cached)
+        }
+        guard let found = try await database.reading({
+            try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)
+        }) else {
+            return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(app, environment: environment))
+        }
+        cache.remember(app: app.id, appUserId: appUserId, customerId: found.customerId)
+        let snapshot = try await current(app: app, customerId: found.customerId, stored: found.state, environment: environment, now: now)
+        return CustomerRead(customerId: found.customerId, snapshot: snapshot)
+    }
+
+    /// The state of a known customer (nil: one never seen).
+    public func state(customerId: String?, app: AppRuntime, environment: Environment) async throws -> StateSnapshot {
+        let now = clock().millisecondsSince1970
+        guard let customerId else { return try cache.newCustomer(app, environment: environment) }
+        if let cached = cache.state(customer: customerId, environment: environment, now: now) { return cached }
+        let stored = try await database.reading { try await $0.state(customer: customerId, environment: environment.rawValue) }
+        return try await current(app: app, customerId: customerId, stored: stored, environment: environment, now: now)
+    }
+
+    /// The customer behind an app user id, or nil for one the server has never seen.
+    public func customerId(of appUserId: String, app: AppRuntime) async throws -> String? {
+        let appUserId = try AppUserIds.validate(appUserId)
+        if let cached = cache.customerId(app: app.id, appUserId: appUserId) { return cached }
+        guard let customer = try await database.reading({ try await $0.customer(app: app.id, appUserId: appUserId) }) else {
+            return nil
+        }
+        cache.remember(app: app.id, appUserId: appUserId, customerId: customer.id)
+        return customer.id
+    }
+
+    /// When a customer was first seen (created), ms since 1970.
+    public func firstSeen(customerId: String) async throws -> Int64? {
+        try await database.reading { try await $0.customer(id: customerId)?.createdAt }
+    }
+
+    /// A page of the events of the customer an app user id names (an empty page for one never seen).
+    public func events(of appUserId: String, app: AppRuntime, query: EventQuery) async throws -> EventPage {
+        guard let customerId = try await customerId(of: appUserId, app: app) else {
+            return try EventPage([], after: query.after)
+        }
+        let records = try await database.reading { session in
+            let originals = try await session.originalTransactionIds(customer: customerId)
+            return try await session.events(app: app.id, originalTransactionIds: originals, after: query.after, limit: query.limit)
+        }
+        return try EventPage(records, after: query.after)
+    }
+
+    /// A stored state if it is still right (current at `now`, computed after the app's configuration last changed),
+    /// otherwise one computed anew (recording the events that time brought, such as an expiry).
+    private func current(
+        app: AppRuntime, customerId: String, stored: StateRecord?, environment: Environment, now: Int64
+    ) async throws -> StateSnapshot {
+        if let stored, stored.nextChangeAt.map({ now < $0 }) ?? true, stored.computedAt <= now, stored.computedAt >= app.updatedAt {
+            let snapshot = StateSnapshot(json: stored.state, nextChangeAt: stored.nextChangeAt)
+            cache.remember(customer: customerId, environment: environment, snapshot)
+            return snapshot
+        }
+        let recomputed = try await recomputer.refresh(app: app, customerId: customerId, now: now)
+        return try recomputed.states[environment] ?? cache.newCustomer(app, environment: environment)
+    }
+}

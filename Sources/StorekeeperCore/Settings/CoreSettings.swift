@@ -1,0 +1,77 @@
+import Configuration
+import Logging
+import Storage
+
+/// A configuration value that cannot be used: which key, and why.
+public struct SettingError: Error, Sendable, CustomStringConvertible {
+    public var key: String
+    public var message: String
+
+    public init(key: String, _ message: String) {
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String { "\(key): \(message)" }
+}
+
+/// What the domain is configured with, read once from a swift-configuration reader (command-line arguments, then
+/// `STOREKEEPER_*` environment variables, then the defaults below, each written here only).
+public struct CoreSettings: Sendable {
+    /// The keys, as the reader knows them (`storekeeper.database.url` is `STOREKEEPER_DATABASE_URL`).
+    public enum Key {
+        public static let databaseURL = "storekeeper.database.url"
+        public static let migrate = "storekeeper.migrate"
+        public static let logLevel = "storekeeper.log.level"
+        public static let reconcileInterval = "storekeeper.reconcile.interval"
+        public static let cacheTTL = "storekeeper.cache.ttl"
+    }
+
+    /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
+    public var database: DatabaseLocation = .defaultSQLite
+    /// Apply pending migrations at start. A new SQLite file is always migrated.
+    public var migrate = false
+    public var logLevel: Logger.Level = .info
+    /// How often reconciliation runs inside the server; nil turns it off.
+    public var reconcileInterval: Duration? = .seconds(600)
+    /// How long a cached app, key, customer id or state is trusted before the database is asked again.
+    public var cacheTTL: Duration = .seconds(1)
+
+    /// The defaults.
+    public init() {}
+
+    /// Reads every setting, refusing a value that does not parse (never falling back to the default).
+    public init(reader: ConfigReader) throws(SettingError) {
+        if let url = reader.string(forKey: ConfigKey(Key.databaseURL), isSecret: true) {
+            do { database = try DatabaseLocation(url: url) } catch { throw SettingError(key: Key.databaseURL, error.message) }
+        }
+        migrate = try Self.flag(reader, Key.migrate, default: migrate)
+        if let level = reader.string(forKey: ConfigKey(Key.logLevel)) {
+            guard let parsed = Logger.Level(rawValue: level) else {
+                throw SettingError(key: Key.logLevel, "unknown log level '\(level)': trace, debug, info, notice, warning, error or critical")
+            }
+            logLevel = parsed
+        }
+        if let seconds = try Self.seconds(reader, Key.reconcileInterval) {
+            reconcileInterval = seconds == 0 ? nil : .seconds(seconds)
+        }
+        if let seconds = try Self.seconds(reader, Key.cacheTTL) { cacheTTL = .seconds(seconds) }
+    }
+
+    /// A whole number of seconds ≥ 0, if the key is set.
+    static func seconds(_ reader: ConfigReader, _ key: String) throws(SettingError) -> Int? {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return nil }
+        guard let value = Int(text), value >= 0 else { throw SettingError(key: key, "seconds ≥ 0, not '\(text)'") }
+        return value
+    }
+
+    /// `true`/`false` (or `1`/`0`), if the key is set.
+    static func flag(_ reader: ConfigReader, _ key: String, default defaultValue: Bool) throws(SettingError) -> Bool {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
+        switch text.lowercased() {
+        case "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw SettingError(key: key, "true or false, not '\(text)'")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Hummingbird
+import Logging
+import StorekeeperCore
+
+/// The application: the HTTP server and the core's services (reconciliation, the database's orderly close) in one
+/// service group that shuts down gracefully on SIGTERM or SIGINT (stop accepting, finish what is in flight, close
+/// the database). The one way the app is built, by `storekeeper serve` and by every in-process test.
+public func buildApplication(
+    _ core: StorekeeperCore, settings: ServerSettings, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) -> some ApplicationProtocol {
+    Application(
+        router: buildRouter(core),
+        configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "storekeeper"),
+        services: core.services,
+        onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? settings.port) },
+        logger: core.logger)
+}
+
+/// Every route of the API, each group behind the authentication it needs.
+public func buildRouter(_ core: StorekeeperCore) -> Router<ServerContext> {
+    let router = Router(context: ServerContext.self)
+    router.addMiddleware {
+        MetricsMiddleware(metrics: core.metrics)
+        ErrorMiddleware(logger: core.logger)
+    }
+    let authenticator = APIKeyAuthenticator(apps: core.apps)
+    let customers = CustomerController(core: core)
+    router.addRoutes(SystemController(core: core).routes)
+    router.addRoutes(WebhookController(core: core).routes)
+    router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: AdminContext.self)
+        .addRoutes(AppAdminController(core: core).routes)
+    router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
+        .addRoutes(customers.customerRoutes)
+    router.group().add(middleware: authenticator).group(context: AdminContext.self)
+        .addRoutes(customers.adminRoutes)
+    return router
+}

@@ -1,0 +1,34 @@
+import Hummingbird
+import Logging
+import StorekeeperCore
+
+/// Turns every error into the API's JSON shape (`ErrorResponse`), Hummingbird's own 404s and 413s included, and
+/// logs the server's own failures.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch {
+            let answer = ErrorResponse(error)
+            if answer.status.code >= 500 {
+                logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(answer)"])
+            }
+            return try answer.response(from: request, context: context)
+        }
+    }
+}
+
+/// Counts every request and its duration by method, matched route and status.
+struct MetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response = try await next(request, context)
+        metrics.request(method: request.method.rawValue, route: context.endpointPath ?? "unmatched",
+                        status: response.status.code, duration: ContinuousClock.now - start)
+        return response
+    }
+}

@@ -1,0 +1,44 @@
+import AppStore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StorekeeperCore
+
+/// A customer's state as the customer API answers: the state's JSON with `appUserId`, `environment` and `requestDate`
+/// (server time) in front, an ETag of the state, and a Cache-Control that never outlives `nextChangeAt`. The stored
+/// JSON is sent as it is, never decoded and encoded again.
+struct StateResponse {
+    var snapshot: StateSnapshot
+    var appUserId: String
+    var environment: AppStore.Environment
+    var requestDate: Int64
+
+    func response(to request: Request) -> Response {
+        var maxAge: Int64 = 60
+        if let next = snapshot.nextChangeAt { maxAge = min(maxAge, max(0, (next - requestDate) / 1000)) }
+        var headers: HTTPFields = [:]
+        headers[.eTag] = snapshot.etag
+        headers[.cacheControl] = maxAge > 0 ? "private, max-age=\(maxAge)" : "private, no-cache"
+        if let match = request.headers[.ifNoneMatch],
+           match.split(separator: ",").contains(where: {
+               let tag = $0.trimmingCharacters(in: .whitespaces)
+               return tag == snapshot.etag || tag == "*"
+           }) {
+            return Response(status: .notModified, headers: headers)
+        }
+        var body: [UInt8] = []
+        body.reserveCapacity(snapshot.json.count + 128)
+        body += Array("{\"appUserId\":".utf8)
+        body += (try? JSONEncoder.sortedKeys.encode(appUserId)).map(Array.init) ?? Array("\"\"".utf8)
+        body += Array(",\"environment\":\"\(environment.rawValue)\",\"requestDate\":\(requestDate)".utf8)
+        if snapshot.json.count > 2 {
+            body.append(UInt8(ascii: ","))
+            body += snapshot.json.dropFirst()
+        } else {
+            body.append(UInt8(ascii: "}"))
+        }
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}

@@ -1,0 +1,51 @@
+import Entitlements
+import StorekeeperCore
+
+/// `PATCH /v1/apps/{appId}`: every field is optional; those present replace the stored ones. Secrets can be set or,
+/// with null, removed. The bundle id cannot change.
+struct AppPatch: Decodable {
+    var appAppleId: Int64??
+    var environments: [String]?
+    var trustedRoots: [String]??
+    var sharedSecret: String??
+    var serverAPI: AppConfiguration.ServerAPICredentials??
+    var verifyReceiptURLs: [String]??
+    var catalog: Catalog?
+    var transferPolicy: AppConfiguration.TransferPolicy?
+
+    enum CodingKeys: String, CodingKey {
+        case appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy, bundleId
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        if c.contains(.bundleId) {
+            throw StorekeeperError.invalidInput(field: "bundleId", "bundleId cannot change: create another app for another bundle id")
+        }
+        func nullable<T: Decodable>(_ key: CodingKeys) throws -> T?? {
+            guard c.contains(key) else { return nil }
+            return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(T.self, forKey: key))
+        }
+        appAppleId = try nullable(.appAppleId)
+        environments = try c.decodeIfPresent([String].self, forKey: .environments)
+        trustedRoots = try nullable(.trustedRoots)
+        sharedSecret = try nullable(.sharedSecret)
+        serverAPI = try nullable(.serverAPI)
+        verifyReceiptURLs = try nullable(.verifyReceiptURLs)
+        catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog)
+        transferPolicy = try c.decodeIfPresent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
+    }
+
+    func applied(to config: AppConfiguration) -> AppConfiguration {
+        var config = config
+        if let appAppleId { config.appAppleId = appAppleId }
+        if let environments { config.environments = environments }
+        if let trustedRoots { config.trustedRoots = trustedRoots }
+        if let sharedSecret { config.sharedSecret = sharedSecret }
+        if let serverAPI { config.serverAPI = serverAPI }
+        if let verifyReceiptURLs { config.verifyReceiptURLs = verifyReceiptURLs }
+        if let catalog { config.catalog = catalog }
+        if let transferPolicy { config.transferPolicy = transferPolicy }
+        return config
+    }
+}

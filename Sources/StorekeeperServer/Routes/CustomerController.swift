@@ -1,0 +1,86 @@
+import AppStore
+import Foundation
+import Hummingbird
+import StorekeeperCore
+
+/// `/v1/customers/{appUserId}…` (any key of the app) and the secret-key reads beside them: the customer's events and
+/// the RevenueCat-shaped `/v1/subscribers/{appUserId}`.
+struct CustomerController {
+    let core: StorekeeperCore
+
+    /// What the app reads and posts, with its public key.
+    var customerRoutes: RouteCollection<CustomerContext> {
+        let routes = RouteCollection(context: CustomerContext.self)
+        routes.get(":appUserId", use: getCustomer)
+        routes.post(":appUserId/transactions", use: postTransaction)
+        routes.post(":appUserId/alias", use: postAlias)
+        return routes
+    }
+
+    /// What the team's backend reads, with a secret key.
+    var adminRoutes: RouteCollection<AdminContext> {
+        let routes = RouteCollection(context: AdminContext.self)
+        routes.get("/v1/customers/:appUserId/events", use: customerEvents)
+        routes.get("/v1/subscribers/:appUserId", use: subscriber)
+        return routes
+    }
+
+    @Sendable func getCustomer(_ request: Request, context: CustomerContext) async throws -> Response {
+        let appUserId = try Self.appUserId(context)
+        let environment = try context.caller.app.environment(request.uri.queryParameters.get("environment"))
+        let read = try await core.customers.state(of: appUserId, caller: context.caller, environment: environment)
+        return StateResponse(snapshot: read.snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
+            .response(to: request)
+    }
+
+    @Sendable func postTransaction(_ request: Request, context: CustomerContext) async throws -> Response {
+        let app = context.caller.app
+        let appUserId = try Self.appUserId(context)
+        let requested = request.uri.queryParameters.get("environment")
+        var environment = try app.environment(requested)
+        let posted = try await request.decode(as: PostedPurchase.self, context: context)
+        let linked = try await core.purchases.post(posted, app: app, appUserId: appUserId)
+        // Without ?environment=, the answer is for the environment the purchase came from.
+        if requested == nil, let purchaseEnvironment = linked.environment { environment = purchaseEnvironment }
+        let snapshot = try await core.customers.state(customerId: linked.customerId, app: app, environment: environment)
+        return StateResponse(snapshot: snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
+            .response(to: request)
+    }
+
+    struct AliasBody: Decodable { var alias: String }
+
+    @Sendable func postAlias(_ request: Request, context: CustomerContext) async throws -> Response {
+        let app = context.caller.app
+        let appUserId = try Self.appUserId(context)
+        let environment = try app.environment(request.uri.queryParameters.get("environment"))
+        let body = try await request.decode(as: AliasBody.self, context: context)
+        let customerId = try await core.purchases.alias(body.alias, of: appUserId, caller: context.caller)
+        let snapshot = try await core.customers.state(customerId: customerId, app: app, environment: environment)
+        return StateResponse(snapshot: snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
+            .response(to: request)
+    }
+
+    @Sendable func customerEvents(_ request: Request, context: AdminContext) async throws -> EventPage {
+        try await core.customers.events(of: try Self.appUserId(context), app: context.app, query: EventQuery(request))
+    }
+
+    @Sendable func subscriber(_ request: Request, context: AdminContext) async throws -> RevenueCatSubscriber {
+        let appUserId = try Self.appUserId(context)
+        let environment = try context.app.environment(request.uri.queryParameters.get("environment"))
+        let customerId = try await core.customers.customerId(of: appUserId, app: context.app)
+        let snapshot = try await core.customers.state(customerId: customerId, app: context.app, environment: environment)
+        let now = core.now
+        var firstSeen: Int64?
+        if let customerId { firstSeen = try await core.customers.firstSeen(customerId: customerId) }
+        return RevenueCatSubscriber(
+            state: try snapshot.state(), appUserId: appUserId, environment: environment, requestDate: now, firstSeen: firstSeen ?? now)
+    }
+
+    /// The path's app user id, percent-decoded.
+    static func appUserId(_ context: some RequestContext) throws -> String {
+        guard let raw = context.parameters.get("appUserId") else { throw StorekeeperError.invalidInput(field: "appUserId", "the app user id is missing") }
+        return raw.removingPercentEncoding ?? raw
+    }
+}
+
+extension RevenueCatSubscriber: ResponseEncodable {}

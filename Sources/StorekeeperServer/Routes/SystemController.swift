@@ -1,0 +1,42 @@
+import Hummingbird
+import NIOCore
+import StorekeeperCore
+
+/// `/health`, `/metrics`, `/openapi.yaml` and `/ping` (a route that does nothing, the benchmark's yardstick).
+struct SystemController {
+    let core: StorekeeperCore
+
+    struct Health: ResponseCodable {
+        var status: String
+        var database: String
+        var error: String?
+    }
+
+    var routes: RouteCollection<ServerContext> {
+        let routes = RouteCollection(context: ServerContext.self)
+        routes.get("/health", use: health)
+        routes.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition())))
+        }
+        routes.get("/openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        routes.get("/ping") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "pong")))
+        }
+        return routes
+    }
+
+    @Sendable func health(_ request: Request, context: ServerContext) async throws -> EditedResponse<Health> {
+        let kind = core.database.kind.rawValue
+        do {
+            try await core.database.ping()
+            return EditedResponse(response: Health(status: "ok", database: kind))
+        } catch {
+            return EditedResponse(
+                status: .serviceUnavailable, response: Health(status: "unavailable", database: kind, error: "the database does not answer"))
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import Configuration
+import StorekeeperCore
+
+/// The server's settings: where it listens, and the domain's settings. Read once from a swift-configuration reader
+/// (arguments, then `STOREKEEPER_*` variables, then the defaults written here and in `CoreSettings`).
+public struct ServerSettings: Sendable {
+    public enum Key {
+        public static let host = "storekeeper.host"
+        public static let port = "storekeeper.port"
+    }
+
+    public var host = "127.0.0.1"
+    /// 0 picks a free port.
+    public var port = 8080
+    public var core = CoreSettings()
+
+    /// The defaults.
+    public init() {}
+
+    /// Reads every setting, refusing a value that does not parse.
+    public init(reader: ConfigReader) throws(SettingError) {
+        core = try CoreSettings(reader: reader)
+        if let host = reader.string(forKey: ConfigKey(Key.host)) { self.host = host }
+        if let text = reader.string(forKey: ConfigKey(Key.port)) {
+            guard let port = Int(text), (0...65535).contains(port) else {
+                throw SettingError(key: Key.port, "the port must be 0 to 65535, not \(text)")
+            }
+            self.port = port
+        }
+    }
+}
