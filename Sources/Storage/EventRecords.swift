@@ -20,7 +20,10 @@ public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `description` (`<txOrder>-<seq>`), or `0` for the start.
     public init?(_ text: String) {
-        if text == "0" { self = .start; return }
+        if text == "0" {
+            self = .start
+            return
+        }
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let t = Int64(parts[0]), let s = Int64(parts[1]), t >= 0, s >= 0 else { return nil }
         self.init(txOrder: t, seq: s)
@@ -47,8 +50,10 @@ public struct EventRecord: Sendable, Hashable {
     /// start). A retracted event is recorded again, at the end of the stream, so that pullers see the correction.
     public var retractedAt: Int64?
 
-    public init(seq: Int64? = nil, txOrder: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
-                environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64, retractedAt: Int64? = nil) {
+    public init(
+        seq: Int64? = nil, txOrder: Int64? = nil, appId: String, eventId: String, originalTransactionId: String?, customerId: String,
+        environment: String, type: String, effectiveAt: Int64, payload: String, recordedAt: Int64, retractedAt: Int64? = nil
+    ) {
         self.retractedAt = retractedAt
         self.seq = seq
         self.txOrder = txOrder
@@ -64,23 +69,6 @@ public struct EventRecord: Sendable, Hashable {
     }
 }
 
-/// A customer's last computed state in one environment, as JSON.
-public struct StateRecord: Sendable, Hashable {
-    public var customerId: String
-    public var environment: String
-    public var state: String
-    public var nextChangeAt: Int64?
-    public var computedAt: Int64
-
-    public init(customerId: String, environment: String, state: String, nextChangeAt: Int64?, computedAt: Int64) {
-        self.customerId = customerId
-        self.environment = environment
-        self.state = state
-        self.nextChangeAt = nextChangeAt
-        self.computedAt = computedAt
-    }
-}
-
 extension StorageSession {
     /// Makes the stored events of some original transactions in one environment match `derived`, the events the
     /// facts give now: new ones are recorded, stored ones that are no longer derived are retracted, and retracted ones
@@ -93,15 +81,18 @@ extension StorageSession {
         var existing: [String: EventRecord] = [:]
         if !originalTransactionIds.isEmpty {
             let list = SQLList(originalTransactionIds.map { SQLBind($0) })
-            for row in try await sql.raw("""
+            for row in try await sql.raw(
+                """
                 SELECT \(unsafeRaw: Self.eventColumns.joined(separator: ", ")) FROM events
                 WHERE app_id = \(bind: appId) AND environment = \(bind: environment) AND original_transaction_id IN (\(list))
-                """).all() {
+                """
+            ).all() {
                 let record = try Self.eventRecord(row)
                 existing[record.eventId] = record
             }
         }
-        var recorded = 0, retracted = 0
+        var recorded = 0
+        var retracted = 0
         var derivedIds = Set<String>()
         var fresh: [EventRecord] = []
         for event in derived {
@@ -135,18 +126,22 @@ extension StorageSession {
     private func insertEvents(_ events: [EventRecord]) async throws -> Int {
         guard !events.isEmpty else { return 0 }
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
-        let rows = SQLList(events.map { e in
-            SQLGroupExpression(SQLList([
-                SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
-                SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload), SQLBind(e.recordedAt),
-                SQLBind(e.retractedAt), txOrder,
-            ]))
-        })
-        return try await sql.raw("""
+        let rows = SQLList(
+            events.map { e in
+                SQLGroupExpression(
+                    SQLList([
+                        SQLBind(e.appId), SQLBind(e.eventId), SQLBind(e.originalTransactionId), SQLBind(e.customerId),
+                        SQLBind(e.environment), SQLBind(e.type), SQLBind(e.effectiveAt), SQLBind(e.payload), SQLBind(e.recordedAt),
+                        SQLBind(e.retractedAt), txOrder,
+                    ]))
+            })
+        return try await sql.raw(
+            """
             INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type, effective_at,
                 payload, recorded_at, retracted_at, tx_order)
             VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq
-            """).all().count
+            """
+        ).all().count
     }
 
     /// The app's events after a cursor, in stream order; on PostgreSQL only those whose transactions can no longer
@@ -157,7 +152,9 @@ extension StorageSession {
     }
 
     /// The events about these original transactions, in stream order.
-    public func events(app appId: String, originalTransactionIds ids: [String], after cursor: EventCursor, limit: Int) async throws -> [EventRecord] {
+    public func events(app appId: String, originalTransactionIds ids: [String], after cursor: EventCursor, limit: Int) async throws
+        -> [EventRecord]
+    {
         guard !ids.isEmpty else { return [] }
         return try await streamQuery(app: appId, after: cursor).where("original_transaction_id", .in, ids)
             .limit(limit).all().map(Self.eventRecord)
@@ -176,30 +173,10 @@ extension StorageSession {
         return query.orderBy("tx_order").orderBy("seq")
     }
 
-    public func upsert(_ s: StateRecord) async throws {
-        try await sql.raw("""
-            INSERT INTO customer_states (customer_id, environment, state, next_change_at, computed_at)
-            VALUES (\(bind: s.customerId), \(bind: s.environment), \(bind: s.state), \(bind: s.nextChangeAt), \(bind: s.computedAt))
-            ON CONFLICT (customer_id, environment) DO UPDATE SET
-                state = excluded.state, next_change_at = excluded.next_change_at, computed_at = excluded.computed_at
-            """).run()
-    }
-
-    public func state(customer customerId: String, environment: String) async throws -> StateRecord? {
-        try await sql.select().columns("customer_id", "environment", "state", "next_change_at", "computed_at")
-            .from("customer_states").where("customer_id", .equal, customerId).where("environment", .equal, environment)
-            .first().map { row in
-                StateRecord(
-                    customerId: try row.decode(column: "customer_id", as: String.self),
-                    environment: try row.decode(column: "environment", as: String.self),
-                    state: try row.decode(column: "state", as: String.self),
-                    nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
-                    computedAt: try row.decode(column: "computed_at", as: Int64.self))
-            }
-    }
-
-    private static let eventColumns = ["seq", "tx_order", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
-                                       "type", "effective_at", "payload", "recorded_at", "retracted_at"]
+    private static let eventColumns = [
+        "seq", "tx_order", "app_id", "event_id", "original_transaction_id", "customer_id", "environment",
+        "type", "effective_at", "payload", "recorded_at", "retracted_at",
+    ]
 
     private static func eventRecord(_ row: any SQLRow) throws -> EventRecord {
         EventRecord(
@@ -215,29 +192,5 @@ extension StorageSession {
             payload: try row.decode(column: "payload", as: String.self),
             recordedAt: try row.decode(column: "recorded_at", as: Int64.self),
             retractedAt: try row.decode(column: "retracted_at", as: Int64?.self))
-    }
-}
-
-extension StorageSession {
-    /// Customers whose stored state changes by `now` with no new fact (an expiry, a grace period's end), oldest first.
-    public func customersDue(at now: Int64, limit: Int) async throws -> [(customerId: String, appId: String)] {
-        try await sql.select()
-            .column(SQLColumn("customer_id", table: "customer_states")).column(SQLColumn("app_id", table: "customers"))
-            .from("customer_states")
-            .join("customers", on: SQLColumn("customer_id", table: "customer_states"), .equal, SQLColumn("id", table: "customers"))
-            .where(SQLColumn("next_change_at", table: "customer_states"), .lessThanOrEqual, SQLBind(now))
-            .orderBy(SQLColumn("next_change_at", table: "customer_states"))
-            .limit(limit).all()
-            .map { (try $0.decode(column: "customer_id", as: String.self), try $0.decode(column: "app_id", as: String.self)) }
-    }
-}
-
-extension StorageSession {
-    /// Drops the stored states of an app's customers in environments it no longer accepts.
-    public func deleteStates(app appId: String, keeping environments: [String]) async throws {
-        try await sql.raw("""
-            DELETE FROM customer_states WHERE customer_id IN (SELECT id FROM customers WHERE app_id = \(bind: appId))
-            AND environment NOT IN (\(SQLList(environments.map { SQLBind($0) })))
-            """).run()
     }
 }

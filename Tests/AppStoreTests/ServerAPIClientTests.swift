@@ -14,7 +14,8 @@ import Testing
     init() throws {
         pki = try TestPKI()
         key = try AppStoreSigningKey(
-            pem: try Fixtures.string("appstore-test-ca/testSigningKey.p8"), keyId: "KEY123", issuerId: "issuer-uuid", bundleId: "com.example.app")
+            pem: try Fixtures.string("appstore-test-ca/testSigningKey.p8"), keyId: "KEY123", issuerId: "issuer-uuid",
+            bundleId: "com.example.app")
     }
 
     func signedTransaction(_ id: String) throws -> String {
@@ -70,8 +71,10 @@ import Testing
         router.get("/inApps/v1/subscriptions/{id}") { _, _ in
             var object = try FakeServer.fixtureObject("getAllSubscriptionStatusesResponse")
             object["environment"] = "Sandbox"
-            let item: [String: Any] = ["status": 1, "originalTransactionId": "3749183",
-                                       "signedTransactionInfo": try suite.signedTransaction("s1"), "signedRenewalInfo": try suite.signedRenewal()]
+            let item: [String: Any] = [
+                "status": 1, "originalTransactionId": "3749183",
+                "signedTransactionInfo": try suite.signedTransaction("s1"), "signedRenewalInfo": try suite.signedRenewal(),
+            ]
             object["data"] = [["subscriptionGroupIdentifier": "sub_group_one", "lastTransactions": [item]]]
             return try FakeServer.json(object)
         }
@@ -88,7 +91,9 @@ import Testing
             return try FakeServer.json(object)
         }
         router.put("/inApps/v1/subscriptions/extend/{id}") { _, _ in try FakeServer.fixture("extendSubscriptionRenewalDateResponse") }
-        router.post("/inApps/v1/subscriptions/extend/mass") { _, _ in try FakeServer.fixture("extendRenewalDateForAllActiveSubscribersResponse") }
+        router.post("/inApps/v1/subscriptions/extend/mass") { _, _ in
+            try FakeServer.fixture("extendRenewalDateForAllActiveSubscribersResponse")
+        }
         router.get("/inApps/v1/subscriptions/extend/mass/{product}/{request}") { _, _ in
             try FakeServer.fixture("getStatusOfSubscriptionRenewalDateExtensionsResponse")
         }
@@ -104,14 +109,20 @@ import Testing
             let first = request.uri.queryParameters.get("paginationToken") == nil
             object["hasMore"] = first
             object["notificationHistory"] = [
-                ["signedPayload": try suite.signedNotification(first ? "n1" : "n2"),
-                 "sendAttempts": [["attemptDate": 1_698_148_900_000, "sendAttemptResult": "SUCCESS"]]],
+                [
+                    "signedPayload": try suite.signedNotification(first ? "n1" : "n2"),
+                    "sendAttempts": [["attemptDate": 1_698_148_900_000, "sendAttemptResult": "SUCCESS"]],
+                ]
             ]
             return try FakeServer.json(object)
         }
         router.get("/inApps/v1/transactions/appTransactions/{id}") { _, context in
-            if context.parameters.get("id") == "none" { return try FakeServer.fixture("appTransactionDoesNotExistError", status: .notFound) }
-            let app: [String: Any] = ["receiptType": "Sandbox", "bundleId": "com.example.app", "appAppleId": 1, "receiptCreationDate": signedAt]
+            if context.parameters.get("id") == "none" {
+                return try FakeServer.fixture("appTransactionDoesNotExistError", status: .notFound)
+            }
+            let app: [String: Any] = [
+                "receiptType": "Sandbox", "bundleId": "com.example.app", "appAppleId": 1, "receiptCreationDate": signedAt,
+            ]
             return try FakeServer.json(["signedAppTransactionInfo": try suite.pki.sign(app)])
         }
         router.put("/inApps/v1/transactions/{id}/appAccountToken") { request, context in
@@ -191,8 +202,10 @@ import Testing
             #expect(massStatus.complete == true && massStatus.succeededCount == 30 && massStatus.failedCount == 2)
 
             try await client.sendConsumptionInformation(
-                transactionId: "42", .init(customerConsented: true, deliveryStatus: "DELIVERED", sampleContentProvided: false,
-                                           consumptionPercentage: 25_000, refundPreference: "DECLINE"))
+                transactionId: "42",
+                .init(
+                    customerConsented: true, deliveryStatus: "DELIVERED", sampleContentProvided: false,
+                    consumptionPercentage: 25_000, refundPreference: "DECLINE"))
             let consumption = try JSONSerialization.jsonObject(with: try #require(log.last?.body)) as? [String: Any]
             #expect(consumption?["deliveryStatus"] as? String == "DELIVERED" && consumption?["consumptionPercentage"] as? Int == 25_000)
 
@@ -201,14 +214,16 @@ import Testing
             #expect(testStatus.notification?.value.payload.notificationUUID == "test-1")
             #expect(testStatus.sendAttempts.map(\.sendAttemptResult) == ["NO_RESPONSE", "SUCCESS"])
 
-            let history = try await client.notificationHistory(.init(
-                startDate: Timestamp(millisecondsSince1970: 1), endDate: Timestamp(millisecondsSince1970: 2), notificationType: .subscribed))
+            let history = try await client.notificationHistory(
+                .init(
+                    startDate: Timestamp(millisecondsSince1970: 1), endDate: Timestamp(millisecondsSince1970: 2),
+                    notificationType: .subscribed))
             #expect(history.hasMore && history.items.first?.notification?.value.payload.notificationUUID == "n1")
             let historyBody = try JSONSerialization.jsonObject(with: try #require(log.last?.body)) as? [String: Any]
             #expect(historyBody?["notificationType"] as? String == "SUBSCRIBED")
             let next = try await client.notificationHistory(
                 .init(startDate: Timestamp(millisecondsSince1970: 1), endDate: Timestamp(millisecondsSince1970: 2)),
-                paginationToken: try #require(history.paginationToken))
+                paginationToken: history.paginationToken)
             #expect(!next.hasMore && next.items.first?.notification?.value.payload.notificationUUID == "n2")
 
             #expect(try await client.appTransactionInfo(transactionId: "42").value.bundleId == "com.example.app")
@@ -232,9 +247,13 @@ import Testing
             #expect(odd?.kind == .api(code: 9_990_000, name: "UnknownError"))
             let noApp = await self.apiError { _ = try await client.appTransactionInfo(transactionId: "none") }
             #expect(noApp?.apiErrorName == "AppTransactionDoesNotExistError")
-            let family = await self.apiError { try await client.setAppAccountToken(originalTransactionId: "family", appAccountToken: UUID()) }
+            let family = await self.apiError {
+                try await client.setAppAccountToken(originalTransactionId: "family", appAccountToken: UUID())
+            }
             #expect(family?.apiErrorName == "FamilyTransactionNotSupportedError")
-            let renewal = await self.apiError { try await client.setAppAccountToken(originalTransactionId: "renewal", appAccountToken: UUID()) }
+            let renewal = await self.apiError {
+                try await client.setAppAccountToken(originalTransactionId: "renewal", appAccountToken: UUID())
+            }
             #expect(renewal?.apiErrorName == "TransactionIdIsNotOriginalTransactionIdError")
             let badId = await self.apiError { _ = try await client.transactionInfo(transactionId: "..") }
             #expect(badId?.kind == .invalidRequest && badId?.isRetryable == false)
@@ -261,8 +280,10 @@ import Testing
         configuration.tokenLifetime = 86_400
         let client = AppStoreServerAPIClient(configuration, verifier: try pki.verifier())
         let token = try client.makeToken(now: Date(timeIntervalSince1970: 1_700_000_000))
-        let claims = try TokenCheck(publicKey: key.privateKey.publicKey, keyId: "KEY123", issuerId: "issuer-uuid", bundleId: "com.example.app")
-            .check("Bearer \(token)")
+        let claims = try TokenCheck(
+            publicKey: key.privateKey.publicKey, keyId: "KEY123", issuerId: "issuer-uuid", bundleId: "com.example.app"
+        )
+        .check("Bearer \(token)")
         #expect(claims["iat"] == "1700000000")
         #expect(claims["exp"] == "1700003600")
     }
@@ -292,8 +313,10 @@ struct RecordingMiddleware: RouterMiddleware {
         } catch {
             return Response(status: .unauthorized)
         }
-        log.append(.init(method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
-                         body: Data(buffer: body), claims: claims))
+        log.append(
+            .init(
+                method: request.method.rawValue, path: request.uri.path, query: request.uri.query ?? "",
+                body: Data(buffer: body), claims: claims))
         return try await next(request, context)
     }
 }

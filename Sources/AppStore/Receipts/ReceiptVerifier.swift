@@ -75,8 +75,10 @@ public struct ReceiptVerifier: Sendable {
         try Self.checkSignature(signedData, signer: signer, algorithm: algorithm)
 
         // The payload is parsed only once its signature is known to be good.
-        var receipt = try ReceiptPayload.decode(signedData.content, maxInAppEntries: configuration.maxInAppEntries)
-        try await checkChain(signer: signer, intermediates: signedData.certificates, at: configuration.validationTime.date(signed: receipt.receiptCreationDate, clock: configuration.clock))
+        let receipt = try ReceiptPayload.decode(signedData.content, maxInAppEntries: configuration.maxInAppEntries)
+        try await checkChain(
+            signer: signer, intermediates: signedData.certificates,
+            at: configuration.validationTime.date(signed: receipt.receiptCreationDate, clock: configuration.clock))
         if let expected = configuration.bundleId, receipt.bundleId != expected {
             throw .appIdentifier("the receipt is for bundle id \(receipt.bundleId ?? "(none)"), not \(expected)")
         }
@@ -121,7 +123,8 @@ public struct ReceiptVerifier: Sendable {
     ) throws(VerificationError) {
         let signedBytes: [UInt8]
         if let attributes = signedData.signer.signedAttributesDER {
-            let digest: [UInt8] = algorithm == .sha256WithRSAEncryption
+            let digest: [UInt8] =
+                algorithm == .sha256WithRSAEncryption
                 ? Array(SHA256.hash(data: signedData.content)) : Array(Insecure.SHA1.hash(data: signedData.content))
             guard signedData.signer.messageDigest == digest else {
                 throw .failure("the receipt's content does not match its signed message digest")

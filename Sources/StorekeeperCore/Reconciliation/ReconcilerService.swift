@@ -17,13 +17,15 @@ public struct ReconcilerService: Service {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             let report = await reconciler.run()
             if !report.errors.isEmpty || report.notificationsNew > 0 || report.customersRefreshed > 0 {
-                logger.info("reconciled", metadata: [
-                    "notifications": "\(report.notificationsNew)", "subscriptions": "\(report.subscriptionsChecked)",
-                    "customers": "\(report.customersRefreshed)", "errors": "\(report.errors.count)",
-                ])
+                logger.info(
+                    "reconciled",
+                    metadata: [
+                        "notifications": "\(report.notificationsNew)", "subscriptions": "\(report.subscriptionsChecked)",
+                        "customers": "\(report.customersRefreshed)", "errors": "\(report.errors.count)",
+                    ])
             }
             do {
-                try await cancelOnGracefulShutdown { try await Task.sleep(for: interval) }
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
             } catch {
                 return
             }

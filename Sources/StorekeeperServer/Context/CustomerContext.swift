@@ -1,0 +1,13 @@
+import Hummingbird
+import StorekeeperCore
+
+/// The context of the customer endpoints: any key of an app (the public key ships in the app).
+public struct CustomerContext: ChildRequestContext, APIRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let caller: Caller
+
+    public init(context: ServerContext) throws {
+        coreContext = context.coreContext
+        caller = try context.caller()
+    }
+}
