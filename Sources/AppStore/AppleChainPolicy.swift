@@ -18,7 +18,8 @@ struct AppleChainPolicy: VerifierPolicy {
 
     static func evaluate(_ chain: [Certificate]) -> PolicyEvaluationResult {
         guard chain.count == 3 else {
-            return .failsToMeetPolicy(reason: "the chain to the trusted root has \(chain.count) certificates, not leaf, intermediate and root")
+            return .failsToMeetPolicy(
+                reason: "the chain to the trusted root has \(chain.count) certificates, not leaf, intermediate and root")
         }
         guard chain[0].extensions[oid: leafMarker] != nil else {
             return .failsToMeetPolicy(reason: "the leaf certificate lacks Apple's OID 1.2.840.113635.100.6.11.1")

@@ -98,14 +98,14 @@ public final class ChainCache: Sendable {
     func leafKey(for key: Key, at validationTime: Date, now: Date, revocationLifetime: TimeInterval?) -> P256.Signing.PublicKey? {
         state.withLock { state in
             guard var entry = state.entries[key],
-                  entry.validity.allSatisfy({ $0.contains(validationTime) })
+                entry.validity.allSatisfy({ $0.contains(validationTime) })
             else {
                 state.misses += 1
                 return nil
             }
             if let revocationLifetime {
                 guard let checkedAt = entry.revocationCheckedAt, now.timeIntervalSince(checkedAt) < revocationLifetime,
-                      checkedAt <= now
+                    checkedAt <= now
                 else {
                     state.misses += 1
                     return nil
@@ -123,7 +123,8 @@ public final class ChainCache: Sendable {
         state.withLock { state in
             state.tick &+= 1
             if state.entries[key] == nil, state.entries.count >= capacity,
-               let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
+                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
+            {
                 state.entries.removeValue(forKey: oldest)
             }
             state.entries[key] = Entry(

@@ -46,8 +46,8 @@ struct CompactJWS: Sendable {
             throw .format("the JWS is \(bytes.count) bytes, over the limit of \(maxBytes)")
         }
         guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
-              let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
-              !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
         else {
             throw .format("a compact JWS has exactly three dot-separated segments")
         }

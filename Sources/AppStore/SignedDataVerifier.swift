@@ -107,8 +107,9 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies a signed transaction (`signedTransactionInfo`, or a transaction from the App Store Server API).
     public nonisolated(nonsending) func verifyTransaction(_ jws: String) async throws(VerificationError) -> JWSTransactionDecodedPayload {
         let transaction = try await verifySignature(jws, as: JWSTransactionDecodedPayload.self) { $0.signedDate }
-        try checkApp(bundleId: transaction.bundleId, appAppleId: nil, environment: transaction.environment,
-                     checksAppAppleId: false, what: "transaction")
+        try checkApp(
+            bundleId: transaction.bundleId, appAppleId: nil, environment: transaction.environment,
+            checksAppAppleId: false, what: "transaction")
         return transaction
     }
 
@@ -124,17 +125,20 @@ public struct SignedDataVerifier: Sendable {
         let appTransaction = try await verifySignature(jws, as: AppTransaction.self) {
             $0.signedDate ?? $0.receiptCreationDate
         }
-        try checkApp(bundleId: appTransaction.bundleId, appAppleId: appTransaction.appAppleId,
-                     environment: appTransaction.receiptType, checksAppAppleId: true, what: "app transaction")
+        try checkApp(
+            bundleId: appTransaction.bundleId, appAppleId: appTransaction.appAppleId,
+            environment: appTransaction.receiptType, checksAppAppleId: true, what: "app transaction")
         return appTransaction
     }
 
     /// Verifies a notification's `signedPayload`, and the transaction, renewal info or app transaction nested in it.
-    public nonisolated(nonsending) func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification {
+    public nonisolated(nonsending) func verifyNotification(_ signedPayload: String) async throws(VerificationError) -> VerifiedNotification
+    {
         let payload = try await verifySignature(signedPayload, as: ResponseBodyV2DecodedPayload.self) { $0.signedDate }
         let app = payload.appIdentity
-        try checkApp(bundleId: app.bundleId, appAppleId: app.appAppleId, environment: app.environment,
-                     checksAppAppleId: true, what: "notification")
+        try checkApp(
+            bundleId: app.bundleId, appAppleId: app.appAppleId, environment: app.environment,
+            checksAppAppleId: true, what: "notification")
         var verified = VerifiedNotification(payload: payload)
         if let signed = payload.data?.signedTransactionInfo {
             let transaction = try await nested("signedTransactionInfo") { () async throws(VerificationError) in
@@ -202,8 +206,8 @@ public struct SignedDataVerifier: Sendable {
             }
             let key = try await leafKey(x5c, at: configuration.validationTime.date(signed: signedDate(payload), clock: configuration.clock))
             guard parsed.signature.count == 64,
-                  let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
-                  key.isValidSignature(signature, for: parsed.signingInput)
+                let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parsed.signature),
+                key.isValidSignature(signature, for: parsed.signingInput)
             else {
                 throw VerificationError.failure("the ES256 signature does not match the leaf certificate's key")
             }
@@ -215,13 +219,16 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// The leaf's key, once the chain is known to lead to a configured root at `time`.
-    private nonisolated(nonsending) func leafKey(_ x5c: [[UInt8]?], at time: Date) async throws(VerificationError) -> P256.Signing.PublicKey {
+    private nonisolated(nonsending) func leafKey(_ x5c: [[UInt8]?], at time: Date) async throws(VerificationError) -> P256.Signing.PublicKey
+    {
         if x5c.count == 1, acceptsSelfSigned {
             return try selfSignedKey(try Self.der(x5c[0], position: "x5c[0]"), at: time)
         }
         guard x5c.count == 3 else {
             if x5c.count == 1 {
-                throw .certificate("x5c holds a single certificate (Xcode or local testing data); it is accepted only by a verifier configured for the Xcode or LocalTesting environment")
+                throw .certificate(
+                    "x5c holds a single certificate (Xcode or local testing data); it is accepted only by a verifier configured for the Xcode or LocalTesting environment"
+                )
             }
             throw .certificate("x5c must hold exactly 3 certificates (leaf, intermediate, root); it holds \(x5c.count)")
         }
@@ -272,7 +279,7 @@ public struct SignedDataVerifier: Sendable {
     private func selfSignedKey(_ der: [UInt8], at time: Date) throws(VerificationError) -> P256.Signing.PublicKey {
         let certificate = try Self.certificate(der, position: "x5c[0]")
         guard certificate.issuer == certificate.subject,
-              certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
+            certificate.publicKey.isValidSignature(certificate.signature, for: certificate)
         else {
             throw .failure("the single x5c certificate is not self-signed")
         }

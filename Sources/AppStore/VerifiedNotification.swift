@@ -33,12 +33,16 @@ public struct VerifiedNotification: Sendable, Hashable, Encodable {
         try outer.encode(to: encoder)
         var container = encoder.container(keyedBy: DecodedKeys.self)
         if let data = payload.data {
-            try container.encode(WithDecoded(signed: data, first: (.transactionInfo, transactionInfo),
-                                              second: (.renewalInfo, renewalInfo)), forKey: .data)
+            try container.encode(
+                WithDecoded(
+                    signed: data, first: (.transactionInfo, transactionInfo),
+                    second: (.renewalInfo, renewalInfo)), forKey: .data)
         }
         if let appData = payload.appData {
-            try container.encode(WithDecoded(signed: appData, first: (.appTransactionInfo, appTransactionInfo),
-                                              second: nil as (DecodedKeys, JWSRenewalInfoDecodedPayload?)?), forKey: .appData)
+            try container.encode(
+                WithDecoded(
+                    signed: appData, first: (.appTransactionInfo, appTransactionInfo),
+                    second: nil as (DecodedKeys, JWSRenewalInfoDecodedPayload?)?), forKey: .appData)
         }
     }
 

@@ -34,7 +34,9 @@ public struct Population: Sendable {
     }
 
     /// Storefronts by share of customers.
-    static let storefronts: [(code: String, weight: Double)] = [("USA", 0.45), ("DEU", 0.15), ("GBR", 0.1), ("JPN", 0.1), ("BRA", 0.1), ("IND", 0.1)]
+    static let storefronts: [(code: String, weight: Double)] = [
+        ("USA", 0.45), ("DEU", 0.15), ("GBR", 0.1), ("JPN", 0.1), ("BRA", 0.1), ("IND", 0.1),
+    ]
 
     /// The steps of every customer's life, in time order. Each customer is named `c<number>`; steps that are
     /// impossible by the time they come (cancelling a subscription that already ended) are skipped when played.
@@ -62,7 +64,10 @@ public struct Population: Sendable {
             steps.append(subscribe)
             let periodDays = Double(max(7, (product.period?.months ?? 0) * 30 + (product.period?.days ?? 0)))
             if trial, random.chance(rates.trialCancellation) {
-                steps.append(ScenarioStep(day: join + Double.random(in: 0.1..<(periodDays * 0.9), using: &random), .autoRenewOff, customer: name, product: product.id))
+                steps.append(
+                    ScenarioStep(
+                        day: join + Double.random(in: 0.1..<(periodDays * 0.9), using: &random), .autoRenewOff, customer: name,
+                        product: product.id))
             } else if random.chance(rates.churn) {
                 let after = Double.random(in: periodDays..<(periodDays * 6), using: &random)
                 steps.append(ScenarioStep(day: join + after, .autoRenewOff, customer: name, product: product.id))
@@ -71,20 +76,28 @@ public struct Population: Sendable {
                 let at = join + Double.random(in: 1..<(span - join + 1), using: &random)
                 steps.append(ScenarioStep(day: at, .failPayments, customer: name))
                 if random.chance(rates.billingRecovery) {
-                    steps.append(ScenarioStep(day: at + periodDays + Double.random(in: 1..<20, using: &random), .recoverBilling, customer: name))
+                    steps.append(
+                        ScenarioStep(day: at + periodDays + Double.random(in: 1..<20, using: &random), .recoverBilling, customer: name))
                 }
             }
-            if random.chance(rates.upgrade), let better = subscriptions.first(where: { $0.group == product.group && ($0.level ?? 0) < (product.level ?? 0) }) {
-                steps.append(ScenarioStep(day: join + Double.random(in: 1..<periodDays, using: &random), .changeProduct, customer: name, product: better.id))
+            if random.chance(rates.upgrade),
+                let better = subscriptions.first(where: { $0.group == product.group && ($0.level ?? 0) < (product.level ?? 0) })
+            {
+                steps.append(
+                    ScenarioStep(
+                        day: join + Double.random(in: 1..<periodDays, using: &random), .changeProduct, customer: name, product: better.id))
             }
             if random.chance(rates.refund) {
-                var refund = ScenarioStep(day: join + Double.random(in: 1..<(periodDays * 2), using: &random), .refund, customer: name, product: product.id)
+                var refund = ScenarioStep(
+                    day: join + Double.random(in: 1..<(periodDays * 2), using: &random), .refund, customer: name, product: product.id)
                 refund.reason = random.chance(0.3) ? "appIssue" : "other"
                 steps.append(refund)
             }
             if !oneTime.isEmpty, random.chance(rates.oneTimePurchase) {
                 let item = oneTime[Int.random(in: 0..<oneTime.count, using: &random)]
-                steps.append(ScenarioStep(day: join + Double.random(in: 0..<(span - join), using: &random), .buyOnce, customer: name, product: item.id))
+                steps.append(
+                    ScenarioStep(
+                        day: join + Double.random(in: 0..<(span - join), using: &random), .buyOnce, customer: name, product: item.id))
             }
         }
         // In time order; one customer's steps keep their order at equal instants.

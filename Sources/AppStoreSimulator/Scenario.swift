@@ -50,7 +50,9 @@ public struct Scenario: Codable, Hashable, Sendable {
             guard step.day.isFinite, (0...Self.maxDay).contains(step.day) else {
                 throw StoreError("\(source): step \(index + 1): day must be from 0 to \(Int(Self.maxDay))")
             }
-            guard step.day >= previous else { throw StoreError("\(source): step \(index + 1): steps go in time order (day \(step.day) after day \(previous))") }
+            guard step.day >= previous else {
+                throw StoreError("\(source): step \(index + 1): steps go in time order (day \(step.day) after day \(previous))")
+            }
             previous = step.day
         }
         return scenario
@@ -117,7 +119,9 @@ public struct ScenarioStep: Codable, Hashable, Sendable {
     public var quantity: Int32?
 
     enum CodingKeys: String, CodingKey {
-        case day, action = "do", customer, product, offer, offerId, periods, member, reason, percentage, days, usd, consent
+        case day
+        case action = "do"
+        case customer, product, offer, offerId, periods, member, reason, percentage, days, usd, consent
         case subtype, type, storefront, quantity
     }
 
@@ -173,14 +177,18 @@ extension StoreModel {
         }
         func who() throws(StoreError) -> String { try step.required(step.customer, "customer") }
         switch step.action {
-        case .customer: _ = try who(); return []
+        case .customer:
+            _ = try who()
+            return []
         case .wait: return []
         case .subscribe: return try subscribe(who(), product: step.required(step.product, "product"), offer: step.purchaseOffer)
         case .changeProduct: return try changeProduct(who(), to: step.required(step.product, "product"), offer: step.purchaseOffer)
         case .buyOnce: return try buyOnce(who(), product: step.required(step.product, "product"), quantity: step.quantity ?? 1)
         case .autoRenewOff: return try setAutoRenew(who(), product: step.product, on: false)
         case .autoRenewOn: return try setAutoRenew(who(), product: step.product, on: true)
-        case .failPayments: try failPayments(who()); return []
+        case .failPayments:
+            try failPayments(who())
+            return []
         case .recoverBilling: return try recoverBilling(who())
         case .refund:
             let reason = step.reason ?? "other"
@@ -203,7 +211,9 @@ extension StoreModel {
         case .acceptPriceIncrease: return try acceptPriceIncrease(who(), product: step.product)
         case .extendRenewal: return try extendRenewal(who(), product: step.product, days: step.days ?? 7)
         case .extendAll: return try extendAll(step.required(step.product, "product"), days: step.days ?? 7)
-        case .removeFromSale: try removeFromSale(step.required(step.product, "product")); return []
+        case .removeFromSale:
+            try removeFromSale(step.required(step.product, "product"))
+            return []
         case .testNotification: return [try testNotification()]
         case .externalPurchaseToken:
             let subtype = NotificationSubtype(rawValue: step.subtype ?? "UNREPORTED")

@@ -27,8 +27,11 @@ extension SimulatorCA {
 
     /// A CA from its parts, checked: the leaf key must be the leaf certificate's, the leaf issued by the intermediate,
     /// and the intermediate by the root.
-    public init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey) throws(SimulatorStateError) {
-        let root: Certificate, intermediate: Certificate, leaf: Certificate
+    public init(rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8], leafKey: P256.Signing.PrivateKey) throws(SimulatorStateError)
+    {
+        let root: Certificate
+        let intermediate: Certificate
+        let leaf: Certificate
         do {
             root = try Certificate(derEncoded: rootDER)
             intermediate = try Certificate(derEncoded: intermediateDER)
@@ -40,12 +43,13 @@ extension SimulatorCA {
             throw SimulatorStateError("the signing key is not the leaf certificate's key")
         }
         guard leaf.issuer == intermediate.subject, intermediate.publicKey.isValidSignature(leaf.signature, for: leaf),
-              intermediate.issuer == root.subject, root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
+            intermediate.issuer == root.subject, root.publicKey.isValidSignature(intermediate.signature, for: intermediate)
         else {
             throw SimulatorStateError("the certificates do not form a chain: leaf → intermediate → root")
         }
-        self.init(root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey,
-                  rootDER: rootDER, intermediateDER: intermediateDER, leafDER: leafDER)
+        self.init(
+            root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey,
+            rootDER: rootDER, intermediateDER: intermediateDER, leafDER: leafDER)
     }
 
     /// Reads the CA kept in `directory`.
@@ -61,8 +65,9 @@ extension SimulatorCA {
         do { key = try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
             throw SimulatorStateError("\(StateFile.leafKey) is not a P-256 private key in PEM")
         }
-        return try SimulatorCA(rootDER: Array(try read(StateFile.root)), intermediateDER: Array(try read(StateFile.intermediate)),
-                               leafDER: Array(try read(StateFile.leaf)), leafKey: key)
+        return try SimulatorCA(
+            rootDER: Array(try read(StateFile.root)), intermediateDER: Array(try read(StateFile.intermediate)),
+            leafDER: Array(try read(StateFile.leaf)), leafKey: key)
     }
 
     /// Writes the CA into `directory` (created if needed); the key file is readable by its owner only.
@@ -73,8 +78,10 @@ extension SimulatorCA {
             try Data(intermediateDER).write(to: directory.appendingPathComponent(StateFile.intermediate))
             try Data(leafDER).write(to: directory.appendingPathComponent(StateFile.leaf))
             let keyPath = directory.appendingPathComponent(StateFile.leafKey).path
-            guard FileManager.default.createFile(atPath: keyPath, contents: Data(leafKey.pemRepresentation.utf8),
-                                                 attributes: [.posixPermissions: 0o600])
+            guard
+                FileManager.default.createFile(
+                    atPath: keyPath, contents: Data(leafKey.pemRepresentation.utf8),
+                    attributes: [.posixPermissions: 0o600])
             else { throw SimulatorStateError("cannot write \(keyPath)") }
         } catch let error as SimulatorStateError {
             throw error

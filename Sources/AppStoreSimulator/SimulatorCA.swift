@@ -67,12 +67,15 @@ public struct SimulatorCA: Sendable {
                 Certificate.Extension(oid: Self.leafOID, critical: false, value: [0x05, 0x00])
             },
             issuerPrivateKey: .init(intermediateKey))
-        self.init(root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey,
-                  rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate), leafDER: try Self.der(leaf))
+        self.init(
+            root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey,
+            rootDER: try Self.der(root), intermediateDER: try Self.der(intermediate), leafDER: try Self.der(leaf))
     }
 
-    init(root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey,
-         rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8]) {
+    init(
+        root: Certificate, intermediate: Certificate, leaf: Certificate, leafKey: P256.Signing.PrivateKey,
+        rootDER: [UInt8], intermediateDER: [UInt8], leafDER: [UInt8]
+    ) {
         self.root = root
         self.intermediate = intermediate
         self.leaf = leaf

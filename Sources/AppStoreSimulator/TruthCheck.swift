@@ -39,7 +39,8 @@ public enum TruthCheck {
         let decoded = try JSONDecoder().decode(EventPage.self, from: page)
         var standing: [String: ExpectedEvent?] = [:]
         for event in decoded.events {
-            standing[event.id] = event.retractedAt == nil
+            standing[event.id] =
+                event.retractedAt == nil
                 ? ExpectedEvent(type: event.type, originalTransactionId: event.originalTransactionId ?? "", effectiveAt: event.effectiveAt)
                 : nil as ExpectedEvent?
         }
@@ -48,9 +49,11 @@ public enum TruthCheck {
 
     /// The difference between the server's standing events and the expected ones; nil when equal.
     public static func compare(events seen: [ExpectedEvent], expected: [ExpectedEvent]) -> String? {
-        let a = seen.sorted(), b = expected.sorted()
+        let a = seen.sorted()
+        let b = expected.sorted()
         guard a != b else { return nil }
-        let missing = b.filter { !a.contains($0) }, extra = a.filter { !b.contains($0) }
+        let missing = b.filter { !a.contains($0) }
+        let extra = a.filter { !b.contains($0) }
         return "events differ; missing on the server: \(missing), not expected: \(extra)"
     }
 }

@@ -41,9 +41,9 @@ public struct FakeServerAPI: Sendable {
             FakeServerAPI.json(["errorCode": code, "errorMessage": message], status: status)
         }
 
-        static let unauthorized = APIFailure(status: .unauthorized, code: 4010000, message: "Unauthenticated")
-        static func notFound(_ what: String) -> APIFailure { APIFailure(status: .notFound, code: 4040010, message: "\(what) not found.") }
-        static func invalid(_ message: String) -> APIFailure { APIFailure(status: .badRequest, code: 4000006, message: message) }
+        static let unauthorized = APIFailure(status: .unauthorized, code: 4_010_000, message: "Unauthenticated")
+        static func notFound(_ what: String) -> APIFailure { APIFailure(status: .notFound, code: 4_040_010, message: "\(what) not found.") }
+        static func invalid(_ message: String) -> APIFailure { APIFailure(status: .badRequest, code: 4_000_006, message: message) }
     }
 
     public func router() -> Router<BasicRequestContext> {
@@ -64,7 +64,7 @@ public struct FakeServerAPI: Sendable {
     func authorize(_ request: Request, _ path: String) throws(APIFailure) {
         requests.withLockedValue { $0[path, default: 0] += 1 }
         guard let header = request.headers[.authorization], header.hasPrefix("Bearer "),
-              ServerAPITokenClaims.verify(header.dropFirst("Bearer ".count), publicKey: publicKey, bundleId: bundleId) != nil
+            ServerAPITokenClaims.verify(header.dropFirst("Bearer ".count), publicKey: publicKey, bundleId: bundleId) != nil
         else { throw .unauthorized }
     }
 
@@ -82,7 +82,7 @@ public struct FakeServerAPI: Sendable {
 
     func transactionId(_ context: BasicRequestContext) throws(APIFailure) -> String {
         guard let id = context.parameters.get("transactionId"), !id.isEmpty, id.allSatisfy(\.isNumber) else {
-            throw APIFailure(status: .badRequest, code: 4000006, message: "Invalid transaction id.")
+            throw APIFailure(status: .badRequest, code: 4_000_006, message: "Invalid transaction id.")
         }
         return id
     }
@@ -126,8 +126,10 @@ public struct FakeServerAPI: Sendable {
             [
                 "subscriptionGroupIdentifier": group.group,
                 "lastTransactions": group.items.filter { wanted.isEmpty || wanted.contains($0.status.rawValue) }.map {
-                    ["status": $0.status.rawValue, "originalTransactionId": $0.originalTransactionId,
-                     "signedTransactionInfo": $0.transaction, "signedRenewalInfo": $0.renewalInfo] as [String: Any]
+                    [
+                        "status": $0.status.rawValue, "originalTransactionId": $0.originalTransactionId,
+                        "signedTransactionInfo": $0.transaction, "signedRenewalInfo": $0.renewalInfo,
+                    ] as [String: Any]
                 },
             ] as [String: Any]
         }
@@ -169,8 +171,10 @@ public struct FakeServerAPI: Sendable {
         let page = entries.dropFirst(offset).prefix(pageSize)
         var body: [String: Any] = [
             "notificationHistory": page.map { entry in
-                ["signedPayload": entry.notification.signedPayload,
-                 "sendAttempts": entry.attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] }] as [String: Any]
+                [
+                    "signedPayload": entry.notification.signedPayload,
+                    "sendAttempts": entry.attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] },
+                ] as [String: Any]
             },
             "hasMore": offset + page.count < entries.count,
         ]
@@ -192,7 +196,7 @@ public struct FakeServerAPI: Sendable {
         try authorize(request, "testStatus")
         let token = context.parameters.get("token") ?? ""
         let entry = await store.with { model in model.history.first { $0.notification.uuid == token && $0.notification.type == .test } }
-        guard let entry else { throw APIFailure(status: .notFound, code: 4040008, message: "Test notification not found.") }
+        guard let entry else { throw APIFailure(status: .notFound, code: 4_040_008, message: "Test notification not found.") }
         return Self.json([
             "signedPayload": entry.notification.signedPayload,
             "sendAttempts": entry.attempts.map { ["attemptDate": $0.date, "sendAttemptResult": $0.result] as [String: Any] },
@@ -205,8 +209,11 @@ public struct FakeServerAPI: Sendable {
         guard await store.with({ $0.transactions[id] != nil }) else { throw APIFailure.notFound("Transaction id") }
         let buffer = try await request.body.collect(upTo: 64 * 1024)
         guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any],
-              object["customerConsented"] as? Bool == true, object["deliveryStatus"] != nil, object["sampleContentProvided"] != nil
-        else { throw APIFailure.invalid("Invalid request: customerConsented must be true, deliveryStatus and sampleContentProvided are required.") }
+            object["customerConsented"] as? Bool == true, object["deliveryStatus"] != nil, object["sampleContentProvided"] != nil
+        else {
+            throw APIFailure.invalid(
+                "Invalid request: customerConsented must be true, deliveryStatus and sampleContentProvided are required.")
+        }
         return Response(status: .accepted)
     }
 }

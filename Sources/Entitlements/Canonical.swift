@@ -7,16 +7,19 @@ enum Canonical {
     /// Older first: by signing date, then (transactions) an unrevoked version before a revoked one, so that at equal
     /// dates the revocation wins, then a shorter expiry before a longer one, then the bytes of the canonical JSON.
     static func precedes(_ a: JWSTransactionDecodedPayload, _ b: JWSTransactionDecodedPayload) -> Bool {
-        let left = a.signedDate?.millisecondsSince1970 ?? .min, right = b.signedDate?.millisecondsSince1970 ?? .min
+        let left = a.signedDate?.millisecondsSince1970 ?? .min
+        let right = b.signedDate?.millisecondsSince1970 ?? .min
         if left != right { return left < right }
         if (a.revocationDate == nil) != (b.revocationDate == nil) { return a.revocationDate == nil }
-        let leftExpiry = a.expiresDate?.millisecondsSince1970 ?? .min, rightExpiry = b.expiresDate?.millisecondsSince1970 ?? .min
+        let leftExpiry = a.expiresDate?.millisecondsSince1970 ?? .min
+        let rightExpiry = b.expiresDate?.millisecondsSince1970 ?? .min
         if leftExpiry != rightExpiry { return leftExpiry < rightExpiry }
         return a != b && bytes(a).lexicographicallyPrecedes(bytes(b))
     }
 
     static func precedes(_ a: JWSRenewalInfoDecodedPayload, _ b: JWSRenewalInfoDecodedPayload) -> Bool {
-        let left = a.signedDate?.millisecondsSince1970 ?? .min, right = b.signedDate?.millisecondsSince1970 ?? .min
+        let left = a.signedDate?.millisecondsSince1970 ?? .min
+        let right = b.signedDate?.millisecondsSince1970 ?? .min
         if left != right { return left < right }
         return a != b && bytes(a).lexicographicallyPrecedes(bytes(b))
     }

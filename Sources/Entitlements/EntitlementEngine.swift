@@ -241,9 +241,11 @@ struct Evaluator: Sendable {
                 if let existing = access.byProduct[purchase.productIndex], (existing.expiresDate?.millisecondsSince1970 ?? .max) >= ended {
                     continue
                 }
-                access.offer(AccessState(active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
-                                         productId: purchase.productId, transactionId: purchase.originalTransactionId),
-                             product: purchase.productIndex)
+                access.offer(
+                    AccessState(
+                        active: false, expiresDate: Timestamp(millisecondsSince1970: ended),
+                        productId: purchase.productId, transactionId: purchase.originalTransactionId),
+                    product: purchase.productIndex)
                 continue
             }
             let revoked = purchase.revocation.map { $0.date.millisecondsSince1970 <= t } ?? false
@@ -254,17 +256,20 @@ struct Evaluator: Sendable {
             case .consumable, .autoRenewable: active = nil
             }
             if purchase.kind != .consumable { anyPurchase = true }
-            states.append(NonSubscriptionState(
-                transactionId: purchase.transactionId, productId: purchase.productId, type: purchase.kind,
-                purchaseDate: Timestamp(millisecondsSince1970: purchase.start),
-                expiresDate: purchase.naturalEnd.map(Timestamp.init(millisecondsSince1970:)),
-                active: active, quantity: purchase.quantity, environment: purchase.environment,
-                ownership: purchase.ownership, revocation: revoked ? purchase.revocation : nil))
+            states.append(
+                NonSubscriptionState(
+                    transactionId: purchase.transactionId, productId: purchase.productId, type: purchase.kind,
+                    purchaseDate: Timestamp(millisecondsSince1970: purchase.start),
+                    expiresDate: purchase.naturalEnd.map(Timestamp.init(millisecondsSince1970:)),
+                    active: active, quantity: purchase.quantity, environment: purchase.environment,
+                    ownership: purchase.ownership, revocation: revoked ? purchase.revocation : nil))
             if let active {
                 let expires: Int64? = purchase.kind == .nonConsumable ? nil : purchase.naturalEnd
-                access.offer(AccessState(active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
-                                         productId: purchase.productId, transactionId: purchase.transactionId),
-                             product: purchase.productIndex)
+                access.offer(
+                    AccessState(
+                        active: active, expiresDate: expires.map(Timestamp.init(millisecondsSince1970:)),
+                        productId: purchase.productId, transactionId: purchase.transactionId),
+                    product: purchase.productIndex)
             }
         }
         return (states, anyPurchase)
@@ -287,9 +292,11 @@ struct Evaluator: Sendable {
             if subscription.status == .gracePeriod || subscription.status == .billingRetry { billingIssue = true }
             if subscription.grantsAccess {
                 let expires = subscription.status == .gracePeriod ? subscription.gracePeriodExpiresDate : subscription.expiresDate
-                access.offer(AccessState(active: true, expiresDate: expires, productId: subscription.productId,
-                                         transactionId: subscription.originalTransactionId),
-                             product: products[position])
+                access.offer(
+                    AccessState(
+                        active: true, expiresDate: expires, productId: subscription.productId,
+                        transactionId: subscription.originalTransactionId),
+                    product: products[position])
             }
             let candidate = GroupState(
                 originalTransactionId: subscription.originalTransactionId, productId: subscription.productId,
@@ -382,7 +389,8 @@ struct Evaluator: Sendable {
     /// The subscription that counts in a group: the best status, then the latest expiry, then the smaller id.
     static func counts(_ a: GroupState, over b: GroupState) -> Bool {
         if rank(a.status) != rank(b.status) { return rank(a.status) < rank(b.status) }
-        let left = a.expiresDate?.millisecondsSince1970 ?? .min, right = b.expiresDate?.millisecondsSince1970 ?? .min
+        let left = a.expiresDate?.millisecondsSince1970 ?? .min
+        let right = b.expiresDate?.millisecondsSince1970 ?? .min
         if left != right { return left > right }
         return a.originalTransactionId < b.originalTransactionId
     }

@@ -14,9 +14,10 @@ public enum Fact: Hashable, Sendable, Codable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         guard container.allKeys.count == 1, let key = container.allKeys.first else {
-            throw DecodingError.dataCorrupted(.init(
-                codingPath: [],
-                debugDescription: "a fact is an object with exactly one key: transaction, renewalInfo or notification"))
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: [],
+                    debugDescription: "a fact is an object with exactly one key: transaction, renewalInfo or notification"))
         }
         switch key {
         case .transaction: self = .transaction(try container.decode(JWSTransactionDecodedPayload.self, forKey: key))

@@ -219,7 +219,8 @@ struct FactSet: Sendable {
     static func chains(order: [Int], drafts: [PurchaseDraft]) -> [Chain] {
         var members = order.indices.filter { drafts[order[$0]].kind == .autoRenewable }
         members.sort {
-            let left = drafts[order[$0]].originalTransactionId, right = drafts[order[$1]].originalTransactionId
+            let left = drafts[order[$0]].originalTransactionId
+            let right = drafts[order[$1]].originalTransactionId
             return left != right ? left < right : $0 < $1
         }
         var chains: [Chain] = []
@@ -334,7 +335,8 @@ struct FactSet: Sendable {
 
     /// The index of a subscription in `chains`, which is sorted by id.
     static func position(of id: String, in chains: [Chain]) -> Int? {
-        var low = 0, high = chains.count
+        var low = 0
+        var high = chains.count
         while low < high {
             let middle = (low + high) / 2
             if chains[middle].id < id { low = middle + 1 } else { high = middle }
@@ -384,7 +386,8 @@ struct FactSet: Sendable {
         // The catalog decides, then Apple's `type`. Legacy receipt entries carry no `type`: an entry with an expiry is a
         // subscription; any other of a product the catalog does not list is only listed (as a consumable), because
         // guessing "non-consumable" would grant it for ever.
-        let kind = product?.type ?? primary.type.flatMap(ProductKind.init)
+        let kind =
+            product?.type ?? primary.type.flatMap(ProductKind.init)
             ?? (primary.expiresDate != nil ? .autoRenewable : .consumable)
         let start = primary.purchaseDate?.millisecondsSince1970 ?? 0
         var naturalEnd: Int64?
@@ -432,16 +435,20 @@ struct FactSet: Sendable {
         for chain in chains {
             for (position, member) in chain.members.enumerated() where !drafts[order[member]].isUpgraded {
                 let index = order[member]
-                guard let next = chain.members[(position + 1)...].first(where: { drafts[order[$0]].start > drafts[index].start }) else { continue }
+                guard let next = chain.members[(position + 1)...].first(where: { drafts[order[$0]].start > drafts[index].start }) else {
+                    continue
+                }
                 let later = drafts[order[next]]
                 if later.reason == .purchase, later.productId != drafts[index].productId, later.start < drafts[index].end,
-                   later.start < (drafts[index].naturalEnd ?? .max), drafts[index].revocation == nil {
+                    later.start < (drafts[index].naturalEnd ?? .max), drafts[index].revocation == nil
+                {
                     drafts[index].isUpgraded = true
                 }
             }
             for (position, member) in chain.members.enumerated() where drafts[order[member]].isUpgraded {
                 let index = order[member]
-                let start = drafts[index].start, group = drafts[index].group
+                let start = drafts[index].start
+                let group = drafts[index].group
                 let transactionId = drafts[index].transactionId
                 var cut: Int64?
                 for next in chain.members[(position + 1)...] where drafts[order[next]].start >= start {

@@ -47,7 +47,9 @@ public struct ISO8601Duration: Hashable, Sendable, Codable, CustomStringConverti
     static func parse(_ text: String) -> ISO8601Duration? {
         var bytes = Array(text.utf8)[...]
         guard bytes.count <= 40, bytes.popFirst() == UInt8(ascii: "P"), !bytes.isEmpty else { return nil }
-        var months: Int64 = 0, days: Int64 = 0, milliseconds: Int64 = 0
+        var months: Int64 = 0
+        var days: Int64 = 0
+        var milliseconds: Int64 = 0
         var inTime = false
         var sawUnit = false
         var usedUnits = Set<UInt8>()

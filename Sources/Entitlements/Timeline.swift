@@ -24,8 +24,9 @@ struct EventDraft {
         _ type: SubscriptionEventType, at: Int64, chain: String, _ purchase: Purchase, source: EventLog.Source = .transaction,
         reason: String? = nil, fromProductId: String? = nil
     ) -> EventDraft {
-        EventDraft(type: type, at: at, chain: chain, anchor: purchase.transactionId, source: source, purchase: purchase,
-                   reason: reason, fromProductId: fromProductId)
+        EventDraft(
+            type: type, at: at, chain: chain, anchor: purchase.transactionId, source: source, purchase: purchase,
+            reason: reason, fromProductId: fromProductId)
     }
 }
 
@@ -162,7 +163,8 @@ extension Evaluator {
                 lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
                 log.add(.period(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id, purchase))
             } else if gap <= tolerance, previous.revocation == nil, let recoveredAt = recoveries[purchase.transactionId],
-                      recoveredAt > purchase.start {
+                recoveredAt > purchase.start
+            {
                 let evidence = billing(of: previous, chain: chain.index, until: recoveredAt, recovered: purchase)
                 billingIssue(of: previous, evidence: evidence, until: recoveredAt, chain: chain.index, into: &log)
                 log.add(.period(.billingRecovered, at: recoveredAt, chain: chain.id, purchase))
@@ -237,8 +239,10 @@ extension Evaluator {
             if preference.subtype == .upgrade { change = .upgrade }
             if preference.subtype == .downgrade { change = .downgrade }
         }
-        log.add(.period(.productChanged, at: purchase.start, chain: facts.chains[chain].id, purchase, reason: change.rawValue,
-                        fromProductId: previous.productId))
+        log.add(
+            .period(
+                .productChanged, at: purchase.start, chain: facts.chains[chain].id, purchase, reason: change.rawValue,
+                fromProductId: previous.productId))
     }
 
     /// What the renewal infos and notifications signed while a period ran, or after it until the next one, say.
@@ -368,9 +372,12 @@ extension Evaluator {
         }
         func toggle(on: Bool, at instant: Int64, anchor: String, source: EventLog.Source, uuid: String?) {
             let current = period(at: instant)
-            let type: SubscriptionEventType = on ? .autorenewEnabled : (current?.periodType == .trial ? .trialCanceled : .subscriptionCanceled)
-            log.add(EventDraft(type: type, at: instant, chain: chain.id, anchor: anchor, source: source, purchase: current,
-                               notificationUUID: uuid))
+            let type: SubscriptionEventType =
+                on ? .autorenewEnabled : (current?.periodType == .trial ? .trialCanceled : .subscriptionCanceled)
+            log.add(
+                EventDraft(
+                    type: type, at: instant, chain: chain.id, anchor: anchor, source: source, purchase: current,
+                    notificationUUID: uuid))
         }
         for notification in notifications {
             toggle(on: notification.on, at: notification.at, anchor: notification.uuid, source: .notification, uuid: notification.uuid)
@@ -399,8 +406,10 @@ extension Evaluator {
     func refundEvents(_ purchase: Purchase, into log: inout EventLog) {
         func revoked(_ revocation: Revocation) {
             let family = revocation.type == .familyRevoke
-            log.add(.period(family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
-                            chain: purchase.originalTransactionId, purchase, reason: family ? nil : revocation.reason.rawValue))
+            log.add(
+                .period(
+                    family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
+                    chain: purchase.originalTransactionId, purchase, reason: family ? nil : revocation.reason.rawValue))
         }
         if let revocation = purchase.revocation { revoked(revocation) }
         if let reversed = purchase.reversedRevocation, let at = purchase.reversedAt {
@@ -420,10 +429,11 @@ extension Evaluator {
             let at = notification.signedDate.millisecondsSince1970
             let anchor = notification.transactionId ?? notification.notificationUUID
             func add(_ type: SubscriptionEventType, reason: String? = nil, anchor: String = anchor) {
-                log.add(EventDraft(
-                    type: type, at: at, chain: chain, anchor: anchor, source: .notification, purchase: nil, reason: reason,
-                    notificationUUID: notification.notificationUUID, environment: notification.environment,
-                    productId: notification.productId, transactionId: notification.transactionId))
+                log.add(
+                    EventDraft(
+                        type: type, at: at, chain: chain, anchor: anchor, source: .notification, purchase: nil, reason: reason,
+                        notificationUUID: notification.notificationUUID, environment: notification.environment,
+                        productId: notification.productId, transactionId: notification.transactionId))
             }
             switch (notification.notificationType, notification.subtype) {
             case (.subscribed, .some(.resubscribe)): add(.subscriptionResubscribed)

@@ -89,9 +89,10 @@ public enum Analysis {
         let asOf = options.asOf ?? users.map(\.exposedAt).max() ?? 0
         let cap = revenueCap(users, percentile: options.revenueCapPercentile)
         let controlKey = experiment.control?.key ?? keys.first ?? ""
-        let summaries = Dictionary(uniqueKeysWithValues: keys.map {
-            ($0, summarise(groups[$0] ?? [], cap: cap, asOf: asOf, window: options.trialWindowMilliseconds))
-        })
+        let summaries = Dictionary(
+            uniqueKeysWithValues: keys.map {
+                ($0, summarise(groups[$0] ?? [], cap: cap, asOf: asOf, window: options.trialWindowMilliseconds))
+            })
 
         var variants: [VariantResult] = []
         for key in keys {
@@ -101,7 +102,8 @@ public enum Analysis {
                 guard let base = control[name] else { continue }
                 var result = MetricResult(value: arm.summary.mean, count: arm.summary.count)
                 if key != controlKey, arm.summary.count > 1, base.summary.count > 1 {
-                    let comparison = arm.isProportion
+                    let comparison =
+                        arm.isProportion
                         ? HypothesisTests.twoProportion(control: base.summary, treatment: arm.summary, alpha: options.alpha)
                         : HypothesisTests.welch(control: base.summary, treatment: arm.summary, alpha: options.alpha)
                     let critical = Distributions.normalQuantile(1 - options.alpha / 2)
@@ -119,8 +121,10 @@ public enum Analysis {
                 }
                 metrics[name] = result
             }
-            variants.append(VariantResult(key: key, users: groups[key]?.count ?? 0,
-                                          isControlCheck: key == ExperimentDefinition.controlCheckKey, metrics: metrics))
+            variants.append(
+                VariantResult(
+                    key: key, users: groups[key]?.count ?? 0,
+                    isControlCheck: key == ExperimentDefinition.controlCheckKey, metrics: metrics))
         }
 
         // Holm across treatment variants × goal metrics.
@@ -147,8 +151,13 @@ public enum Analysis {
 
     /// Every metric of one variant: trial, paid, trialToPaid, refundRate (proportions), revenue and arppu (means).
     static func summarise(_ users: [ExposedUser], cap: Double, asOf: Int64, window: Int64) -> [String: Arm] {
-        var trials = 0, paid = 0, closedTrials = 0, closedConversions = 0, refunded = 0
-        var revenue = Welford(), arppu = Welford()
+        var trials = 0
+        var paid = 0
+        var closedTrials = 0
+        var closedConversions = 0
+        var refunded = 0
+        var revenue = Welford()
+        var arppu = Welford()
         for user in users {
             if user.startedTrial { trials += 1 }
             if user.paid { paid += 1 }

@@ -6,7 +6,10 @@ public struct UserAttributes: Codable, Hashable, Sendable {
     /// When the user was first seen (epoch ms), for `newUsersOnly`.
     public var firstSeenAt: Int64?
 
-    public init(storefront: String? = nil, appVersion: String? = nil, customerState: ExperimentDefinition.CustomerState? = nil, firstSeenAt: Int64? = nil) {
+    public init(
+        storefront: String? = nil, appVersion: String? = nil, customerState: ExperimentDefinition.CustomerState? = nil,
+        firstSeenAt: Int64? = nil
+    ) {
         self.storefront = storefront
         self.appVersion = appVersion
         self.customerState = customerState
@@ -195,7 +198,8 @@ public struct PreparedExperiment: Sendable {
         guard !userId.isEmpty else { return outside(.noUserId) }
 
         if let stored, stored.experimentKey == definition.key, stored.phase == definition.phase, stored.seed == seed,
-           let variant = definition.variants.first(where: { $0.key == stored.variant }) {
+            let variant = definition.variants.first(where: { $0.key == stored.variant })
+        {
             return Assignment(variant: variant.key, inExperiment: true, hashValue: nil, payload: variant.payload, reason: .sticky)
         }
         guard Assigner.isTargeted(definition, attributes) else { return outside(.notTargeted) }

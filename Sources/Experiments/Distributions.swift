@@ -18,26 +18,37 @@ public enum Distributions {
     public static func normalQuantile(_ p: Double) -> Double {
         guard p > 0 else { return -.infinity }
         guard p < 1 else { return .infinity }
-        let a = [-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
-                 -3.066479806614716e+01, 2.506628277459239e+00]
-        let b = [-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
-                 -1.328068155288572e+01]
-        let c = [-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
-                 4.374664141464968e+00, 2.938163982698783e+00]
+        let a = [
+            -3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02, 1.383577518672690e+02,
+            -3.066479806614716e+01, 2.506628277459239e+00,
+        ]
+        let b = [
+            -5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02, 6.680131188771972e+01,
+            -1.328068155288572e+01,
+        ]
+        let c = [
+            -7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00, -2.549732539343734e+00,
+            4.374664141464968e+00, 2.938163982698783e+00,
+        ]
         let d = [7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00, 3.754408661907416e+00]
         let low = 0.02425
         var x: Double
         if p < low {
             let q = (-2 * log(p)).squareRoot()
-            x = (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+            x =
+                (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+                / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
         } else if p <= 1 - low {
             let q = p - 0.5
             let r = q * q
-            x = (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
+            x =
+                (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q
                 / (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1)
         } else {
             let q = (-2 * log(1 - p)).squareRoot()
-            x = -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
+            x =
+                -(((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5])
+                / ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1)
         }
         for _ in 0..<2 {
             let density = normalPDF(x)
@@ -96,7 +107,8 @@ public enum Distributions {
     public static func studentTQuantile(_ p: Double, df: Double) -> Double {
         guard p > 0, p < 1 else { return p <= 0 ? -.infinity : .infinity }
         if p < 0.5 { return -studentTQuantile(1 - p, df: df) }
-        var low = 0.0, high = max(10.0, normalQuantile(p) * 4)
+        var low = 0.0
+        var high = max(10.0, normalQuantile(p) * 4)
         // Bounded: a degenerate df (0, NaN) must not spin.
         for _ in 0..<64 {
             guard 1 - studentTTwoSidedPValue(high, df: df) / 2 < p else { break }
@@ -115,7 +127,9 @@ public enum Distributions {
         guard x > 0 else { return 1 }
         let logFront: Double = -x + s * log(x) - lgamma(s)
         if x < s + 1 {
-            var sum = 1 / s, term = 1 / s, n = s
+            var sum = 1 / s
+            var term = 1 / s
+            var n = s
             for _ in 0..<1000 {
                 n += 1
                 term *= x / n

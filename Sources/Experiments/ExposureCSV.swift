@@ -25,13 +25,18 @@ public enum ExposureCSV {
             }
             let fields = line.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard fields.count == 6 else { throw .invalidData(line: lineNumber, "expected 6 fields, found \(fields.count)") }
-            let user = fields[0], variant = fields[1]
+            let user = fields[0]
+            let variant = fields[1]
             guard !user.isEmpty else { throw .invalidData(line: lineNumber, "user_id is empty") }
             guard seen.insert(user).inserted else { throw .invalidData(line: lineNumber, "user '\(user)' appears twice") }
             guard variants.contains(variant) else {
-                throw .invalidData(line: lineNumber, "unknown variant '\(variant)' (the experiment has \(experiment.variants.map(\.key).joined(separator: ", ")))")
+                throw .invalidData(
+                    line: lineNumber,
+                    "unknown variant '\(variant)' (the experiment has \(experiment.variants.map(\.key).joined(separator: ", ")))")
             }
-            guard let exposedAt = Int64(fields[2]) else { throw .invalidData(line: lineNumber, "exposed_at '\(fields[2])' is not epoch milliseconds") }
+            guard let exposedAt = Int64(fields[2]) else {
+                throw .invalidData(line: lineNumber, "exposed_at '\(fields[2])' is not epoch milliseconds")
+            }
             let trial = try flag(fields[3], "trial", lineNumber)
             let paid = try flag(fields[4], "paid", lineNumber)
             guard let revenue = Double(fields[5]), revenue.isFinite else {
@@ -43,7 +48,8 @@ public enum ExposureCSV {
             if revenue > 0, !paid {
                 throw .invalidData(line: lineNumber, "revenue \(fields[5]) from a user who did not pay")
             }
-            users.append(ExposedUser(userId: user, variant: variant, exposedAt: exposedAt, startedTrial: trial, paid: paid, revenue: revenue))
+            users.append(
+                ExposedUser(userId: user, variant: variant, exposedAt: exposedAt, startedTrial: trial, paid: paid, revenue: revenue))
         }
         guard sawHeader else { throw .invalidData(line: 1, "the file is empty; expected the header '\(header)'") }
         guard !users.isEmpty else { throw .invalidData(line: lastLine, "there are no exposed users") }

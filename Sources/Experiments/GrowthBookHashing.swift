@@ -13,14 +13,15 @@ public enum GrowthBookHashing {
     @inline(__always)
     static func fnv1a32(continuing state: UInt32, _ text: String) -> UInt32 {
         // ASCII text has the same code units in UTF-8 and UTF-16; read the UTF-8 storage directly when it is ASCII.
-        let ascii: UInt32? = text.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
-            var hash = state
-            for byte in bytes {
-                guard byte < 0x80 else { return nil }
-                hash = (hash ^ UInt32(byte)) &* prime
-            }
-            return hash
-        } ?? nil
+        let ascii: UInt32? =
+            text.utf8.withContiguousStorageIfAvailable { bytes -> UInt32? in
+                var hash = state
+                for byte in bytes {
+                    guard byte < 0x80 else { return nil }
+                    hash = (hash ^ UInt32(byte)) &* prime
+                }
+                return hash
+            } ?? nil
         if let ascii { return ascii }
         var hash = state
         for unit in text.utf16 {

@@ -38,31 +38,36 @@ public struct ArmSummary: Hashable, Sendable {
 public enum HypothesisTests {
     /// The two-proportion z-test (pooled standard error under H₀) with the delta-method interval of the lift.
     public static func twoProportion(control: ArmSummary, treatment: ArmSummary, alpha: Double = 0.05) -> Comparison {
-        let pooled = (control.mean * Double(control.count) + treatment.mean * Double(treatment.count)) / Double(control.count + treatment.count)
+        let pooled =
+            (control.mean * Double(control.count) + treatment.mean * Double(treatment.count)) / Double(control.count + treatment.count)
         let standardError = (pooled * (1 - pooled) * (1 / Double(control.count) + 1 / Double(treatment.count))).squareRoot()
         let z = standardError > 0 ? (treatment.mean - control.mean) / standardError : 0
         let p = 2 * (1 - Distributions.normalCDF(abs(z)))
-        return Comparison(control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
-                          liftInterval: liftInterval(control, treatment, critical: Distributions.normalQuantile(1 - alpha / 2)),
-                          pValue: p, statistic: z)
+        return Comparison(
+            control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
+            liftInterval: liftInterval(control, treatment, critical: Distributions.normalQuantile(1 - alpha / 2)),
+            pValue: p, statistic: z)
     }
 
     /// Welch's t-test for a difference in means with unequal variances, and the delta-method interval of the lift
     /// using the Welch–Satterthwaite degrees of freedom.
     public static func welch(control: ArmSummary, treatment: ArmSummary, alpha: Double = 0.05) -> Comparison {
-        let vc = control.variance / Double(control.count), vt = treatment.variance / Double(treatment.count)
+        let vc = control.variance / Double(control.count)
+        let vt = treatment.variance / Double(treatment.count)
         let standardError = (vc + vt).squareRoot()
         let t = standardError > 0 ? (treatment.mean - control.mean) / standardError : 0
         let df = welchDegreesOfFreedom(control, treatment)
         let p = standardError > 0 ? Distributions.studentTTwoSidedPValue(t, df: df) : 1
-        return Comparison(control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
-                          liftInterval: liftInterval(control, treatment, critical: Distributions.studentTQuantile(1 - alpha / 2, df: df)),
-                          pValue: p, statistic: t)
+        return Comparison(
+            control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
+            liftInterval: liftInterval(control, treatment, critical: Distributions.studentTQuantile(1 - alpha / 2, df: df)),
+            pValue: p, statistic: t)
     }
 
     /// (vc/nc + vt/nt)² / ((vc/nc)²/(nc − 1) + (vt/nt)²/(nt − 1)).
     public static func welchDegreesOfFreedom(_ control: ArmSummary, _ treatment: ArmSummary) -> Double {
-        let vc = control.variance / Double(control.count), vt = treatment.variance / Double(treatment.count)
+        let vc = control.variance / Double(control.count)
+        let vt = treatment.variance / Double(treatment.count)
         let denominator = vc * vc / Double(max(control.count - 1, 1)) + vt * vt / Double(max(treatment.count - 1, 1))
         return denominator > 0 ? (vc + vt) * (vc + vt) / denominator : Double(control.count + treatment.count - 2)
     }
@@ -75,8 +80,10 @@ public enum HypothesisTests {
     static func liftInterval(_ control: ArmSummary, _ treatment: ArmSummary, critical: Double) -> ClosedRange<Double> {
         guard control.mean != 0, treatment.mean != 0 else { return 0...0 }
         let ratio = treatment.mean / control.mean
-        let variance = ratio * ratio * (treatment.variance / (Double(treatment.count) * treatment.mean * treatment.mean)
-            + control.variance / (Double(control.count) * control.mean * control.mean))
+        let variance =
+            ratio * ratio
+            * (treatment.variance / (Double(treatment.count) * treatment.mean * treatment.mean)
+                + control.variance / (Double(control.count) * control.mean * control.mean))
         let half = critical * variance.squareRoot()
         let lift = ratio - 1
         return (lift - half)...(lift + half)
@@ -85,7 +92,8 @@ public enum HypothesisTests {
     /// Users per arm for a two-sided two-proportion test to detect a relative change `relativeMDE` from `baseline`:
     /// n = (z₁₋α/₂·√(2·p̄·q̄) + z₁₋β·√(p₁q₁ + p₂q₂))² / (p₂ − p₁)², rounded up.
     public static func sampleSizePerArm(baseline: Double, relativeMDE: Double, alpha: Double = 0.05, power: Double = 0.8) -> Int? {
-        let p1 = baseline, p2 = baseline * (1 + relativeMDE)
+        let p1 = baseline
+        let p2 = baseline * (1 + relativeMDE)
         guard p1 > 0, p1 < 1, p2 > 0, p2 < 1, p1 != p2, alpha > 0, alpha < 1, power > 0, power < 1 else { return nil }
         let mean = (p1 + p2) / 2
         let a = Distributions.normalQuantile(1 - alpha / 2) * (2 * mean * (1 - mean)).squareRoot()

@@ -74,8 +74,10 @@ extension StorageSession {
     public func insertKey(_ key: APIKeyRecord) async throws {
         try await sql.insert(into: "api_keys")
             .columns("key_id", "app_id", "kind", "secret_hash", "created_at", "revoked_at")
-            .values(SQLBind(key.keyId), SQLBind(key.appId), SQLBind(key.kind.rawValue), SQLBind(key.secretHash),
-                    SQLBind(key.createdAt), SQLBind(key.revokedAt))
+            .values(
+                SQLBind(key.keyId), SQLBind(key.appId), SQLBind(key.kind.rawValue), SQLBind(key.secretHash),
+                SQLBind(key.createdAt), SQLBind(key.revokedAt)
+            )
             .run()
     }
 

@@ -38,8 +38,10 @@ public struct AuditRecord: Sendable, Hashable {
     public var detail: String
     public var at: Int64
 
-    public init(seq: Int64? = nil, appId: String, action: AuditAction, originalTransactionId: String? = nil,
-                fromCustomer: String? = nil, toCustomer: String? = nil, detail: String, at: Int64) {
+    public init(
+        seq: Int64? = nil, appId: String, action: AuditAction, originalTransactionId: String? = nil,
+        fromCustomer: String? = nil, toCustomer: String? = nil, detail: String, at: Int64
+    ) {
         self.seq = seq
         self.appId = appId
         self.action = action
@@ -54,10 +56,12 @@ public struct AuditRecord: Sendable, Hashable {
 extension StorageSession {
     /// The customer an app user id names.
     public func customer(app appId: String, appUserId: String) async throws -> CustomerRecord? {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT c.id, c.app_id, c.anonymous, c.created_at FROM app_users u JOIN customers c ON c.id = u.customer_id
             WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
-            """).first().map(Self.customerRecord)
+            """
+        ).first().map(Self.customerRecord)
     }
 
     public func customer(id: String) async throws -> CustomerRecord? {
@@ -104,10 +108,12 @@ extension StorageSession {
 
     /// The customer that owns an original transaction, and whether that customer is anonymous, in one query.
     public func ownerRecord(app appId: String, originalTransactionId: String) async throws -> CustomerRecord? {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT c.id, c.app_id, c.anonymous, c.created_at FROM ownership o JOIN customers c ON c.id = o.customer_id
             WHERE o.app_id = \(bind: appId) AND o.original_transaction_id = \(bind: originalTransactionId)
-            """).first().map(Self.customerRecord)
+            """
+        ).first().map(Self.customerRecord)
     }
 
     /// The customer that owns an original transaction.
@@ -142,16 +148,20 @@ extension StorageSession {
     }
 
     public func originalTransactionIds(customer customerId: String) async throws -> [String] {
-        try await sql.raw("""
+        try await sql.raw(
+            """
             SELECT original_transaction_id FROM ownership WHERE customer_id = \(bind: customerId) ORDER BY original_transaction_id
-            """).all().map { try $0.decode(column: "original_transaction_id", as: String.self) }
+            """
+        ).all().map { try $0.decode(column: "original_transaction_id", as: String.self) }
     }
 
     public func insertAudit(_ record: AuditRecord) async throws {
         try await sql.insert(into: "audit_log")
             .columns("app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")
-            .values(SQLBind(record.appId), SQLBind(record.action.rawValue), SQLBind(record.originalTransactionId),
-                    SQLBind(record.fromCustomer), SQLBind(record.toCustomer), SQLBind(record.detail), SQLBind(record.at))
+            .values(
+                SQLBind(record.appId), SQLBind(record.action.rawValue), SQLBind(record.originalTransactionId),
+                SQLBind(record.fromCustomer), SQLBind(record.toCustomer), SQLBind(record.detail), SQLBind(record.at)
+            )
             .run()
     }
 
@@ -188,18 +198,26 @@ extension StorageSession {
 extension StorageSession {
     /// The customer an app user id names and its stored state in one environment, in one query (the customer API's
     /// read path).
-    public func customerAndState(app appId: String, appUserId: String, environment: String) async throws -> (customerId: String, state: StateRecord?)? {
-        guard let row = try await sql.raw("""
-            SELECT u.customer_id, s.state, s.next_change_at, s.computed_at FROM app_users u
-            LEFT JOIN customer_states s ON s.customer_id = u.customer_id AND s.environment = \(bind: environment)
-            WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
-            """).first()
+    public func customerAndState(app appId: String, appUserId: String, environment: String) async throws -> (
+        customerId: String, state: StateRecord?
+    )? {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT u.customer_id, s.state, s.next_change_at, s.computed_at FROM app_users u
+                LEFT JOIN customer_states s ON s.customer_id = u.customer_id AND s.environment = \(bind: environment)
+                WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
+                """
+            ).first()
         else { return nil }
         let customerId = try row.decode(column: "customer_id", as: String.self)
         guard let json = try row.decode(column: "state", as: String?.self) else { return (customerId, nil) }
-        return (customerId, StateRecord(
-            customerId: customerId, environment: environment, state: json,
-            nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
-            computedAt: try row.decode(column: "computed_at", as: Int64.self)))
+        return (
+            customerId,
+            StateRecord(
+                customerId: customerId, environment: environment, state: json,
+                nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
+                computedAt: try row.decode(column: "computed_at", as: Int64.self))
+        )
     }
 }

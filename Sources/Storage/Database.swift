@@ -1,12 +1,12 @@
-import Foundation
 @preconcurrency import AsyncKit  // EventLoopGroupConnectionPool is thread-safe (it locks internally) but not marked Sendable
-import NIOConcurrencyHelpers
+import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import PostgresKit
-import SQLiteKit
 import SQLKit
+import SQLiteKit
 
 /// Where the data lives: a SQLite file (the default) or a PostgreSQL database, behind one SQLKit code path.
 public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
@@ -42,7 +42,8 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         case .postgres(let url, let schema):
             var shown = url
             if let components = URLComponents(string: url), let host = components.host {
-                shown = "postgres://\(components.user.map { "\($0)@" } ?? "")\(host)\(components.port.map { ":\($0)" } ?? "")\(components.path)"
+                shown =
+                    "postgres://\(components.user.map { "\($0)@" } ?? "")\(host)\(components.port.map { ":\($0)" } ?? "")\(components.path)"
             }
             return schema.map { "\(shown) (schema \($0))" } ?? shown
         }
@@ -97,7 +98,9 @@ public final class StorageDatabase: Sendable {
     }
 
     /// Opens (and for SQLite creates) the database. Nothing is migrated here; see ``Migrator``.
-    public static func open(_ location: DatabaseLocation, logger: Logger = Logger(label: "storekeeper.storage")) async throws -> StorageDatabase {
+    public static func open(_ location: DatabaseLocation, logger: Logger = Logger(label: "storekeeper.storage")) async throws
+        -> StorageDatabase
+    {
         switch location {
         case .sqlite(let path):
             do {
@@ -202,7 +205,8 @@ public final class StorageDatabase: Sendable {
             throw error
         } catch {
             if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
-                || error is IOError || error is NIOConnectionError {
+                || error is IOError || error is NIOConnectionError
+            {
                 throw StorageError(.unavailable, String(reflecting: error))
             }
             throw error
@@ -227,7 +231,12 @@ public final class StorageDatabase: Sendable {
 /// A counter for round-robin choice of a reader.
 final class NIOLockedCounter: Sendable {
     private let value = NIOLockedValueBox(0)
-    func next() -> Int { value.withLockedValue { $0 &+= 1; return $0 & Int.max } }
+    func next() -> Int {
+        value.withLockedValue {
+            $0 &+= 1
+            return $0 & Int.max
+        }
+    }
 }
 
 extension StorageDatabase {

@@ -36,9 +36,11 @@ public struct TransactionRecord: Sendable, Hashable {
     public var signed: String?
     public var receivedAt: Int64
 
-    public init(appId: String, transactionId: String, version: String, originalTransactionId: String, environment: String,
-                productId: String, signedDate: Int64, purchaseDate: Int64?, expiresDate: Int64?, revocationDate: Int64?,
-                price: Int64?, currency: String?, source: TransactionSource, payload: String, signed: String?, receivedAt: Int64) {
+    public init(
+        appId: String, transactionId: String, version: String, originalTransactionId: String, environment: String,
+        productId: String, signedDate: Int64, purchaseDate: Int64?, expiresDate: Int64?, revocationDate: Int64?,
+        price: Int64?, currency: String?, source: TransactionSource, payload: String, signed: String?, receivedAt: Int64
+    ) {
         self.appId = appId
         self.transactionId = transactionId
         self.version = version
@@ -68,8 +70,10 @@ public struct RenewalInfoRecord: Sendable, Hashable {
     public var signed: String?
     public var receivedAt: Int64
 
-    public init(appId: String, originalTransactionId: String, version: String, environment: String, signedDate: Int64,
-                payload: String, signed: String?, receivedAt: Int64) {
+    public init(
+        appId: String, originalTransactionId: String, version: String, environment: String, signedDate: Int64,
+        payload: String, signed: String?, receivedAt: Int64
+    ) {
         self.appId = appId
         self.originalTransactionId = originalTransactionId
         self.version = version
@@ -95,8 +99,10 @@ public struct NotificationRecord: Sendable, Hashable {
     public var signed: String
     public var receivedAt: Int64
 
-    public init(appId: String, notificationUUID: String, notificationType: String, subtype: String?, environment: String,
-                signedDate: Int64, originalTransactionId: String?, fact: String, signed: String, receivedAt: Int64) {
+    public init(
+        appId: String, notificationUUID: String, notificationType: String, subtype: String?, environment: String,
+        signedDate: Int64, originalTransactionId: String?, fact: String, signed: String, receivedAt: Int64
+    ) {
         self.appId = appId
         self.notificationUUID = notificationUUID
         self.notificationType = notificationType
@@ -133,7 +139,8 @@ extension StorageSession {
     /// Stores a transaction version once; true if it was new.
     @discardableResult
     public func insert(_ t: TransactionRecord) async throws -> Bool {
-        !(try await sql.raw("""
+        !(try await sql.raw(
+            """
             INSERT INTO transactions (app_id, transaction_id, version, original_transaction_id, environment, product_id,
                 signed_date, purchase_date, expires_date, revocation_date, price, currency, source, payload, signed, received_at)
             VALUES (\(bind: t.appId), \(bind: t.transactionId), \(bind: t.version), \(bind: t.originalTransactionId),
@@ -141,30 +148,35 @@ extension StorageSession {
                 \(bind: t.revocationDate), \(bind: t.price), \(bind: t.currency), \(bind: t.source.rawValue), \(bind: t.payload),
                 \(bind: t.signed), \(bind: t.receivedAt))
             ON CONFLICT (app_id, transaction_id, version) DO NOTHING RETURNING version
-            """).all().isEmpty)
+            """
+        ).all().isEmpty)
     }
 
     @discardableResult
     public func insert(_ r: RenewalInfoRecord) async throws -> Bool {
-        !(try await sql.raw("""
+        !(try await sql.raw(
+            """
             INSERT INTO renewal_infos (app_id, original_transaction_id, version, environment, signed_date, payload, signed, received_at)
             VALUES (\(bind: r.appId), \(bind: r.originalTransactionId), \(bind: r.version), \(bind: r.environment),
                 \(bind: r.signedDate), \(bind: r.payload), \(bind: r.signed), \(bind: r.receivedAt))
             ON CONFLICT (app_id, original_transaction_id, version) DO NOTHING RETURNING version
-            """).all().isEmpty)
+            """
+        ).all().isEmpty)
     }
 
     /// Stores a notification once (by its UUID); true if it was new.
     @discardableResult
     public func insert(_ n: NotificationRecord) async throws -> Bool {
-        !(try await sql.raw("""
+        !(try await sql.raw(
+            """
             INSERT INTO notifications (app_id, notification_uuid, notification_type, subtype, environment, signed_date,
                 original_transaction_id, fact, signed, received_at)
             VALUES (\(bind: n.appId), \(bind: n.notificationUUID), \(bind: n.notificationType), \(bind: n.subtype),
                 \(bind: n.environment), \(bind: n.signedDate), \(bind: n.originalTransactionId), \(bind: n.fact),
                 \(bind: n.signed), \(bind: n.receivedAt))
             ON CONFLICT (app_id, notification_uuid) DO NOTHING RETURNING notification_uuid
-            """).all().isEmpty)
+            """
+        ).all().isEmpty)
     }
 
     public func notificationCount(app appId: String) async throws -> Int {
@@ -181,7 +193,8 @@ extension StorageSession {
     public func facts(app appId: String, originalTransactionIds ids: [String]) async throws -> StoredFacts {
         guard !ids.isEmpty else { return StoredFacts() }
         let list = SQLList(ids.map { SQLBind($0) })
-        let query = SQLQueryString("""
+        let query = SQLQueryString(
+            """
             SELECT 0 AS kind, payload AS json FROM transactions WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
             UNION ALL
             SELECT 1 AS kind, payload AS json FROM renewal_infos WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))

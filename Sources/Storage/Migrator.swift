@@ -23,8 +23,9 @@ public struct Migrator: Sendable {
     public func applied() async throws -> Set<Int> {
         try await database.transaction { db in
             try await Self.createLedger(db)
-            return Set(try await db.select().column("version").from("storekeeper_migrations").all()
-                .map { try $0.decode(column: "version", as: Int.self) })
+            return Set(
+                try await db.select().column("version").from("storekeeper_migrations").all()
+                    .map { try $0.decode(column: "version", as: Int.self) })
         }
     }
 

@@ -141,6 +141,6 @@ public enum Schema {
                 .column("at", type: .bigint, .notNull)
                 .run()
             try await db.create(index: "audit_app").on("audit_log").column("app_id").run()
-        },
+        }
     ]
 }

@@ -38,8 +38,10 @@ public struct StorekeeperCore: Sendable {
                 let fresh = try await migrator.isFresh()
                 guard settings.migrate || (isNewFile && fresh) else {
                     let names = pending.map { "\($0.version) \($0.name)" }.joined(separator: ", ")
-                    throw StorageError(.pendingMigrations,
-                        "the database has \(pending.count) pending migration(s) (\(names)): run `storekeeper migrate` or start with --migrate")
+                    throw StorageError(
+                        .pendingMigrations,
+                        "the database has \(pending.count) pending migration(s) (\(names)): run `storekeeper migrate` or start with --migrate"
+                    )
                 }
                 for migration in try await migrator.migrate() {
                     logger.info("migrated", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
@@ -62,7 +64,8 @@ public struct StorekeeperCore: Sendable {
         let cache = CustomerStateCache(ttl: settings.cacheTTL)
         let recomputer = StateRecomputer(database: database, cache: cache)
         let apple = httpClient.map { AppleAPIAccess(httpClient: $0, logger: logger, metrics: metrics) }
-        let notifications = NotificationIngestion(database: database, recomputer: recomputer, metrics: metrics, clock: clock, logger: logger)
+        let notifications = NotificationIngestion(
+            database: database, recomputer: recomputer, metrics: metrics, clock: clock, logger: logger)
         self.database = database
         self.apps = apps
         self.notifications = notifications

@@ -32,7 +32,7 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .appNotFound(let appId): "no app \(appId)"
         case .unauthenticated(let message), .forbidden(let message), .rejectedByApple(let message),
-             .appleUnavailable(let message), .internalError(let message):
+            .appleUnavailable(let message), .internalError(let message):
             message
         case .invalidInput(let field?, let message): "\(field): \(message)"
         case .invalidInput(nil, let message): message

@@ -65,7 +65,8 @@ struct AssignCommand: ParsableCommand {
         let assignment = Assigner.assign(experiment, userId: user, attributes: userAttributes)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let json = try encoder.encode(Output(variant: assignment.variant, inExperiment: assignment.inExperiment, hashValue: assignment.hashValue))
+        let json = try encoder.encode(
+            Output(variant: assignment.variant, inExperiment: assignment.inExperiment, hashValue: assignment.hashValue))
         FileHandle.standardOutput.write(json + Data("\n".utf8))
     }
 }
@@ -172,23 +173,33 @@ struct AnalyzeCommand: ParsableCommand {
     static func table(_ result: AnalysisResult) -> String {
         func percent(_ value: Double?) -> String { value.map { String(format: "%+.1f%%", $0 * 100) } ?? "" }
         func number(_ value: Double?, _ format: String) -> String { value.map { String(format: format, $0) } ?? "" }
-        var lines = [String(format: "SRM: p = %.4g%@", result.srm.pValue, result.srm.alarm ? "  ALARM: exposure counts do not match the weights" : "")]
-        lines.append("variant              users  metric       value      lift      95% CI                 p        p(Holm)  seq. CI                P(beat)")
+        var lines = [
+            String(
+                format: "SRM: p = %.4g%@", result.srm.pValue, result.srm.alarm ? "  ALARM: exposure counts do not match the weights" : "")
+        ]
+        lines.append(
+            "variant              users  metric       value      lift      95% CI                 p        p(Holm)  seq. CI                P(beat)"
+        )
         for variant in result.variants {
             for name in ["trial", "paid", "trialToPaid", "revenue", "arppu", "refundRate"] {
                 guard let metric = variant.metrics[name] else { continue }
                 let key = variant.key + (variant.isControlCheck ? " (A/A)" : "")
                 let ci = metric.ci.map { "[\(percent($0[0])), \(percent($0[1]))]" } ?? ""
                 let sequential = metric.sequentialCi.map { "[\(percent($0[0])), \(percent($0[1]))]" } ?? ""
-                let value = metric.count == 0 ? "n/a"
-                    : name == "revenue" || name == "arppu" ? String(format: "$%.2f", metric.value) : String(format: "%.2f%%", metric.value * 100)
-                lines.append([
-                    key.padding(toLength: 20, withPad: " ", startingAt: 0), String(variant.users).leftPad(6), " ",
-                    name.padding(toLength: 11, withPad: " ", startingAt: 0), value.leftPad(9), percent(metric.lift).leftPad(9), " ",
-                    ci.padding(toLength: 22, withPad: " ", startingAt: 0), number(metric.pValue, "%.4f").leftPad(7), " ",
-                    number(metric.pValueAdjusted, "%.4f").leftPad(8), " ", sequential.padding(toLength: 22, withPad: " ", startingAt: 0),
-                    number(metric.chanceToBeatControl.map { $0 * 100 }, "%.1f%%").leftPad(7),
-                ].joined())
+                let value =
+                    metric.count == 0
+                    ? "n/a"
+                    : name == "revenue" || name == "arppu"
+                        ? String(format: "$%.2f", metric.value) : String(format: "%.2f%%", metric.value * 100)
+                lines.append(
+                    [
+                        key.padding(toLength: 20, withPad: " ", startingAt: 0), String(variant.users).leftPad(6), " ",
+                        name.padding(toLength: 11, withPad: " ", startingAt: 0), value.leftPad(9), percent(metric.lift).leftPad(9), " ",
+                        ci.padding(toLength: 22, withPad: " ", startingAt: 0), number(metric.pValue, "%.4f").leftPad(7), " ",
+                        number(metric.pValueAdjusted, "%.4f").leftPad(8), " ",
+                        sequential.padding(toLength: 22, withPad: " ", startingAt: 0),
+                        number(metric.chanceToBeatControl.map { $0 * 100 }, "%.1f%%").leftPad(7),
+                    ].joined())
             }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -13,10 +13,14 @@ import StorekeeperServer
 /// `STOREKEEPER_*` environment variable, then from its default (swift-configuration; the defaults live in
 /// `CoreSettings` and `ServerSettings`).
 struct DatabaseOptions: ParsableArguments {
-    @Option(name: .customLong("database-url"), help: "postgres://… or a SQLite path (env STOREKEEPER_DATABASE_URL; default ./storekeeper.sqlite).")
+    @Option(
+        name: .customLong("database-url"),
+        help: "postgres://… or a SQLite path (env STOREKEEPER_DATABASE_URL; default ./storekeeper.sqlite).")
     var databaseURL: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env STOREKEEPER_LOG_LEVEL; default info).")
+    @Option(
+        name: .customLong("log-level"),
+        help: "trace, debug, info, notice, warning, error or critical (env STOREKEEPER_LOG_LEVEL; default info).")
     var logLevel: String?
 
     /// Arguments first, then the environment.
@@ -63,7 +67,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Apply pending migrations first (a new SQLite file is migrated anyway).")
     var migrate = false
 
-    @Option(name: .customLong("reconcile-interval"), help: "Seconds between reconciliation passes; 0 turns it off (env STOREKEEPER_RECONCILE_INTERVAL; default 600).")
+    @Option(
+        name: .customLong("reconcile-interval"),
+        help: "Seconds between reconciliation passes; 0 turns it off (env STOREKEEPER_RECONCILE_INTERVAL; default 600).")
     var reconcileInterval: Int?
 
     func run() async throws {
@@ -118,7 +124,9 @@ struct MigrateCommand: AsyncParsableCommand {
 struct ReconcileCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reconcile",
-        abstract: "One reconciliation pass: Notification History (onlyFailures), subscriptions near expiry or in billing retry, and states changed by time.")
+        abstract:
+            "One reconciliation pass: Notification History (onlyFailures), subscriptions near expiry or in billing retry, and states changed by time."
+    )
 
     @OptionGroup var database: DatabaseOptions
 

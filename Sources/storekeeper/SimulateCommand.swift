@@ -6,7 +6,8 @@ import Foundation
 /// working directory unless `--state` says otherwise), so that what it signs keeps verifying across runs.
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "simulate", abstract: "The local App Store simulator.", subcommands: [CA.self, CatalogCommand.self, Run.self, PopulationCommand.self, Scenarios.self])
+        commandName: "simulate", abstract: "The local App Store simulator.",
+        subcommands: [CA.self, CatalogCommand.self, Run.self, PopulationCommand.self, Scenarios.self])
 
     struct CA: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -25,7 +25,9 @@ struct SimulationOptions: ParsableArguments {
     @Option(help: "Share never delivered (left in Notification History as failures).") var drop: Double = 0
     @Option(help: "Share delivered one step later.") var delay: Double = 0
     @Flag(name: .customLong("no-renewal-limit"), help: "Sandbox clock: renew more than Apple's 12 times.") var noRenewalLimit = false
-    @Option(name: .customLong("api-port"), help: "Serve the fake App Store Server API on this port during the run (and after it, until Ctrl-C).")
+    @Option(
+        name: .customLong("api-port"), help: "Serve the fake App Store Server API on this port during the run (and after it, until Ctrl-C)."
+    )
     var apiPort: Int?
     @Option(name: .customLong("verify-with"), help: "An API key of the app (pk_… or sk_…): read every simulated customer back and compare.")
     var verifyWith: String?
@@ -34,7 +36,8 @@ struct SimulationOptions: ParsableArguments {
     func validate() throws {
         guard ["virtual", "sandbox"].contains(clock) else { throw ValidationError("--clock is virtual or sandbox") }
         guard (0...60).contains(gracePeriodDays) else { throw ValidationError("--grace-period-days is 0 (none) to 60") }
-        for (name, value) in [("duplicate", duplicate), ("reorder", reorder), ("drop", drop), ("delay", delay)] where !(0...1).contains(value) {
+        for (name, value) in [("duplicate", duplicate), ("reorder", reorder), ("drop", drop), ("delay", delay)]
+        where !(0...1).contains(value) {
             throw ValidationError("--\(name) is a share from 0 to 1")
         }
         guard URL(string: webhook)?.host != nil else { throw ValidationError("--webhook must be an http(s) URL") }
@@ -57,8 +60,9 @@ struct SimulationOptions: ParsableArguments {
                 throw ValidationError("\(catalog): \(error)")
             }
         }
-        return SimulatedApp(bundleId: bundleId, appAppleId: appAppleId, environment: env, catalog: parsed,
-                            gracePeriodDays: gracePeriodDays > 0 ? gracePeriodDays : nil)
+        return SimulatedApp(
+            bundleId: bundleId, appAppleId: appAppleId, environment: env, catalog: parsed,
+            gracePeriodDays: gracePeriodDays > 0 ? gracePeriodDays : nil)
     }
 
     func ca() throws -> SimulatorCA {
@@ -100,7 +104,9 @@ struct SimulationSession {
         let ca = try options.ca()
         let validFrom = Int64(ca.leaf.notValidBefore.timeIntervalSince1970 * 1000)
         guard start >= validFrom else {
-            throw ValidationError("the simulator's CA is valid from \(ca.leaf.notValidBefore), after this run's start: move the state folder away to make a new CA (and trust its new root)")
+            throw ValidationError(
+                "the simulator's CA is valid from \(ca.leaf.notValidBefore), after this run's start: move the state folder away to make a new CA (and trust its new root)"
+            )
         }
         store = SimulatedStore(StoreModel(app: app, ca: ca, time: time, runId: runId, start: start))
         var send = Webhook.http(options.webhook)
@@ -157,7 +163,9 @@ struct SimulationSession {
         guard let key = options.verifyWith else { return 0 }
         let model = await store.with { $0 }
         let names = model.customerNames
-        var mismatches = 0, checked = 0, skipped = 0
+        var mismatches = 0
+        var checked = 0
+        var skipped = 0
         for name in names {
             guard let appUserId = model.appUserId(of: name) else { continue }
             if appUserId.hasPrefix("$"), !key.hasPrefix("sk_") {
@@ -176,8 +184,9 @@ struct SimulationSession {
                 if mismatches <= 10 { print("mismatch: \(name) (\(appUserId)):\n\(difference)") }
             }
         }
-        print("verified \(checked) customers against \(options.serverBase): \(mismatches) mismatches"
-              + (skipped > 0 ? " (\(skipped) customers named by the server need a secret key, skipped)" : ""))
+        print(
+            "verified \(checked) customers against \(options.serverBase): \(mismatches) mismatches"
+                + (skipped > 0 ? " (\(skipped) customers named by the server need a secret key, skipped)" : ""))
         return mismatches
     }
 
@@ -221,7 +230,9 @@ struct StableHasher {
 extension SimulateCommand {
     struct Run: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Play a scenario (a file, or a library scenario's name) against a server's webhook; print what was sent and what the server should show.")
+            abstract:
+                "Play a scenario (a file, or a library scenario's name) against a server's webhook; print what was sent and what the server should show."
+        )
 
         @Argument(help: "A scenario file (JSON), or the name of a library scenario (`simulate scenarios` lists them).") var scenario: String
         @OptionGroup var options: SimulationOptions
@@ -234,8 +245,9 @@ extension SimulateCommand {
             } else {
                 do { loaded = try ScenarioLibrary.named(scenario) } catch { throw ValidationError("\(error)") }
             }
-            let session = try SimulationSession(options: options, scenarioName: loaded.name, span: loaded.span,
-                                                gracePeriodDays: loaded.gracePeriodDays, rate: nil)
+            let session = try SimulationSession(
+                options: options, scenarioName: loaded.name, span: loaded.span,
+                gracePeriodDays: loaded.gracePeriodDays, rate: nil)
             let code = try await session.withAPI {
                 print("scenario \(loaded.name)\(loaded.description.map { ": " + $0 } ?? "")")
                 for step in loaded.steps {
@@ -244,7 +256,9 @@ extension SimulateCommand {
                         throw ValidationError("day \(step.day), \(step.action.rawValue): \(error.message)")
                     }
                     let what = [step.action.rawValue, step.customer, step.product].compactMap { $0 }.joined(separator: " ")
-                    print("day \(step.day): \(what)" + (sent.isEmpty ? "" : " → " + sent.map { "\($0.label) [\($0.customer ?? "-")]" }.joined(separator: ", ")))
+                    print(
+                        "day \(step.day): \(what)"
+                            + (sent.isEmpty ? "" : " → " + sent.map { "\($0.label) [\($0.customer ?? "-")]" }.joined(separator: ", ")))
                 }
                 try await session.finish()
                 let model = await session.store.with { $0 }
@@ -280,7 +294,8 @@ extension SimulateCommand {
         func run() async throws {
             let scenario = Population(customers: customers, days: days, seed: options.seed).scenario(
                 catalog: try options.app().catalog)
-            let session = try SimulationSession(options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
+            let session = try SimulationSession(
+                options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
             let code = try await session.withAPI {
                 let started = ContinuousClock.now
                 var lastPrint = ContinuousClock.now
@@ -292,7 +307,12 @@ extension SimulateCommand {
                         let bar = String(repeating: "#", count: Int(done * 30)) + String(repeating: " ", count: 30 - Int(done * 30))
                         let seconds = Self.seconds(ContinuousClock.now - started)
                         let sent = session.player.sent
-                        FileHandle.standardError.write(Data(String(format: "\r[%@] %3.0f%%  day %d  %d notifications  %.0f/s ", bar, done * 100, Int(step.day), sent, Double(sent) / max(seconds, 0.001)).utf8))
+                        FileHandle.standardError.write(
+                            Data(
+                                String(
+                                    format: "\r[%@] %3.0f%%  day %d  %d notifications  %.0f/s ", bar, done * 100, Int(step.day), sent,
+                                    Double(sent) / max(seconds, 0.001)
+                                ).utf8))
                     }
                 }
                 try await session.finish()
@@ -301,8 +321,10 @@ extension SimulateCommand {
                 let summary = await session.store.with { $0.summary() }
                 print("ground truth: \(summary)")
                 print("delivery: \(session.player.delivery.stats)")
-                print(String(format: "end to end: %d notifications in %.1f s, %.0f notifications/s (%d steps skipped as impossible by then)",
-                             session.player.sent, seconds, Double(session.player.sent) / max(seconds, 0.001), session.player.skipped.count))
+                print(
+                    String(
+                        format: "end to end: %d notifications in %.1f s, %.0f notifications/s (%d steps skipped as impossible by then)",
+                        session.player.sent, seconds, Double(session.player.sent) / max(seconds, 0.001), session.player.skipped.count))
                 return try await session.outcome()
             }
             if code != 0 { throw ExitCode(code) }
@@ -342,7 +364,8 @@ extension SimulateCommand {
 extension SimulateCommand {
     struct CatalogCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "catalog", abstract: "Print the simulator's default product catalog (the Entitlements format), for `apps create --catalog`.")
+            commandName: "catalog",
+            abstract: "Print the simulator's default product catalog (the Entitlements format), for `apps create --catalog`.")
 
         func run() async throws {
             let encoder = JSONEncoder()

@@ -6,7 +6,10 @@ struct Storekeeper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "A self-hosted subscription backend for App Store apps.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, AppsCommand.self, ReconcileCommand.self, SimulateCommand.self, VerifyCommand.self, EntitlementsCommand.self, ExperimentCommand.self]
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, AppsCommand.self, ReconcileCommand.self, SimulateCommand.self, VerifyCommand.self,
+            EntitlementsCommand.self, ExperimentCommand.self,
+        ]
     )
 
     /// Exit codes are part of the interface: 0 success, 1 the input was rejected, 2 the command was called wrongly.

@@ -21,22 +21,31 @@ struct VerifyCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("A file holding the signed data, or - for standard input.", valueName: "path | -"))
     var input: String
 
-    @Option(name: .customLong("root"), help: ArgumentHelp("A trusted root certificate (DER or PEM). Replaces Apple's roots; repeatable.", valueName: "der-file"))
+    @Option(
+        name: .customLong("root"),
+        help: ArgumentHelp("A trusted root certificate (DER or PEM). Replaces Apple's roots; repeatable.", valueName: "der-file"))
     var roots: [String] = []
 
     @Option(help: ArgumentHelp("The expected bundle id. Omitted: not checked.", valueName: "id"))
     var bundleId: String?
 
-    @Option(help: ArgumentHelp("The expected appAppleId, checked on production data. Required with --environment production.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp("The expected appAppleId, checked on production data. Required with --environment production.", valueName: "n"))
     var appAppleId: Int64?
 
-    @Option(help: ArgumentHelp("The expected environment: production, sandbox, xcode or localtesting. Omitted: not checked.", valueName: "production|sandbox|xcode|localtesting"))
+    @Option(
+        help: ArgumentHelp(
+            "The expected environment: production, sandbox, xcode or localtesting. Omitted: not checked.",
+            valueName: "production|sandbox|xcode|localtesting"))
     var environment: String?
 
     @Option(help: ArgumentHelp("For a receipt: the device's identifierForVendor, to check the receipt's device hash.", valueName: "uuid"))
     var deviceId: String?
 
-    @Option(help: ArgumentHelp("When certificates must be valid: signed (the payload's signedDate), now, or epoch milliseconds.", valueName: "signed|now|epoch-ms"))
+    @Option(
+        help: ArgumentHelp(
+            "When certificates must be valid: signed (the payload's signedDate), now, or epoch milliseconds.",
+            valueName: "signed|now|epoch-ms"))
     var at: String = "signed"
 
     /// Signed data is a few kilobytes; anything far larger is refused before it is read whole.
@@ -58,14 +67,17 @@ struct VerifyCommand: AsyncParsableCommand {
             let json: Data
             switch try SignedInput.classify(data) {
             case .jws(let jws):
-                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in try SignedDataVerifier(configuration) }
+                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in try SignedDataVerifier(configuration)
+                }
                 json = try encoder.encode(try await verifier.verify(jws))
             case .receipt(let receipt):
                 var receiptConfiguration = ReceiptVerifier.Configuration(
                     bundleId: configuration.bundleId, environment: configuration.environment,
                     validationTime: configuration.validationTime)
                 if !roots.isEmpty { receiptConfiguration.rootCertificates = configuration.rootCertificates }
-                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in try ReceiptVerifier(receiptConfiguration) }
+                let verifier = try makeVerifier { () throws(SignedDataVerifier.ConfigurationError) in
+                    try ReceiptVerifier(receiptConfiguration)
+                }
                 json = try encoder.encode(try await verifier.verify(receipt, deviceIdentifier: device))
             case .legacyTransactionReceipt(let receipt):
                 json = try encoder.encode(try LegacyTransactionReceipt(base64: receipt))

@@ -1,8 +1,8 @@
 import AppStoreSimulator
 import Entitlements
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite("storekeeper simulate")
 struct SimulateCLITests {
@@ -24,12 +24,15 @@ struct SimulateCLITests {
 
     @Test("a broken scenario and an unknown one are refused with the reason")
     func badScenario() throws {
-        let file = try StorekeeperCLI.temporaryFile(Data(#"{"name": "x", "steps": [{"day": 5, "do": "wait"}, {"day": 1, "do": "wait"}]}"#.utf8))
+        let file = try StorekeeperCLI.temporaryFile(
+            Data(#"{"name": "x", "steps": [{"day": 5, "do": "wait"}, {"day": 1, "do": "wait"}]}"#.utf8))
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
         let broken = try run(["run", file, "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("steps go in time order"))
-        let unknown = try run(["run", "no-such-scenario", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        let unknown = try run([
+            "run", "no-such-scenario", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state,
+        ])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("no scenario 'no-such-scenario'"))
     }
@@ -38,7 +41,9 @@ struct SimulateCLITests {
     func unreachable() throws {
         let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
         // Port 9 (discard) on the loopback: nothing listens.
-        let result = try run(["run", "trial-converts", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
+        let result = try run([
+            "run", "trial-converts", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state,
+        ])
         #expect(result.status == 1)
         #expect(result.stdout.contains("SUBSCRIBED/INITIAL_BUY"))
         #expect(result.stdout.contains("never reached"))

@@ -20,15 +20,18 @@ struct SimulatorInputTests {
     @Test("introductory periods, prices and quantities beyond Apple's limits are refused")
     func actionBounds() throws {
         let ca = try SimulatorCA(validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
-        var model = StoreModel(app: SimulatedApp(bundleId: "com.example", catalog: SimulatedApp.defaultCatalog), ca: ca, runId: 1,
-                               start: 1_767_225_600_000)
+        var model = StoreModel(
+            app: SimulatedApp(bundleId: "com.example", catalog: SimulatedApp.defaultCatalog), ca: ca, runId: 1,
+            start: 1_767_225_600_000)
         let start: Int64 = 1_767_225_600_000
-        let steps = try decode(#"""
+        let steps = try decode(
+            #"""
             {"name": "x", "steps": [
               {"day": 0, "do": "subscribe", "customer": "ann", "product": "pro.monthly", "offer": "payUpFront", "periods": 1000000000},
               {"day": 0, "do": "buyOnce", "customer": "ann", "product": "coins.100", "quantity": 2000000000},
               {"day": 0, "do": "priceIncrease", "product": "pro.monthly", "usd": 9223372036854775807}]}
-            """#).steps
+            """#
+        ).steps
         for step in steps {
             #expect(throws: StoreError.self, "\(step.action)") { _ = try model.perform(step, start: start) }
         }

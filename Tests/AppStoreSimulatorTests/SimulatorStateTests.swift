@@ -18,7 +18,9 @@ struct SimulatorStateTests {
         let loaded = try SimulatorCA.loadOrCreate(in: directory)
         #expect(loaded.rootDER == made.rootDER)
         #expect(loaded.leafDER == made.leafDER)
-        let mode = try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("leaf-key.pem").path)[.posixPermissions] as? Int
+        let mode =
+            try FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent("leaf-key.pem").path)[.posixPermissions]
+            as? Int
         #expect(mode == 0o600)
         var transaction = JWSTransactionDecodedPayload()
         transaction.transactionId = "1"

@@ -1,5 +1,5 @@
-import TestSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `storekeeper verify` as users and scripts call it: output, exit codes and messages.
@@ -44,7 +44,10 @@ import Testing
         let pki = try TestPKI()
         let payload: [String: Any] = [
             "notificationType": "DID_RENEW", "notificationUUID": "u-1", "signedDate": signedAt, "version": "2.0",
-            "data": ["bundleId": "com.example.app", "environment": "Sandbox", "appAppleId": 1, "signedTransactionInfo": try pki.sign(transactionPayload())],
+            "data": [
+                "bundleId": "com.example.app", "environment": "Sandbox", "appAppleId": 1,
+                "signedTransactionInfo": try pki.sign(transactionPayload()),
+            ],
         ]
         let file = try temporaryFile(Data(try pki.sign(payload).utf8))
         let root = try temporaryFile(Data(pki.rootDER))
@@ -112,8 +115,10 @@ import Testing
         #expect(object["receipt_creation_date_ms"] as? String == "1766774387000")
         let inApp = try #require(object["in_app"] as? [[String: Any]])
         #expect(inApp.count == 2)
-        for key in ["product_id", "transaction_id", "original_transaction_id", "purchase_date_ms", "expires_date_ms",
-                    "is_trial_period", "is_in_intro_offer_period", "web_order_line_item_id"] {
+        for key in [
+            "product_id", "transaction_id", "original_transaction_id", "purchase_date_ms", "expires_date_ms",
+            "is_trial_period", "is_in_intro_offer_period", "web_order_line_item_id",
+        ] {
             #expect(inApp[0][key] != nil, "\(key)")
         }
 

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ChainCacheTests {
     @Test func secondCallHitsTheCache() async throws {

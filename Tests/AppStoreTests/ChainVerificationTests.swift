@@ -1,9 +1,9 @@
 import AppStore
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 import X509
-import TestSupport
 
 /// Every way a JWS can be forged or broken, on chains built by the tests.
 @Suite struct ChainVerificationTests {

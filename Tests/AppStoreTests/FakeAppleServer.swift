@@ -26,7 +26,10 @@ final class RequestLog: Sendable {
 
     /// Counts calls per key and returns the new count.
     func count(_ key: String) -> Int {
-        counters.withLock { $0[key, default: 0] += 1; return $0[key] ?? 0 }
+        counters.withLock {
+            $0[key, default: 0] += 1
+            return $0[key] ?? 0
+        }
     }
 }
 
@@ -73,15 +76,17 @@ struct TokenCheck {
         guard let authorization, authorization.hasPrefix("Bearer ") else { throw Refused(description: "no bearer token") }
         let parts = authorization.dropFirst(7).split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 3, let headerData = TestPKI.base64urlDecode(parts[0]), let payloadData = TestPKI.base64urlDecode(parts[1]),
-              let signatureData = TestPKI.base64urlDecode(parts[2]),
-              let header = try JSONSerialization.jsonObject(with: headerData) as? [String: Any],
-              let claims = try JSONSerialization.jsonObject(with: payloadData) as? [String: Any]
+            let signatureData = TestPKI.base64urlDecode(parts[2]),
+            let header = try JSONSerialization.jsonObject(with: headerData) as? [String: Any],
+            let claims = try JSONSerialization.jsonObject(with: payloadData) as? [String: Any]
         else { throw Refused(description: "not a JWT") }
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: signatureData)
-        guard publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)) else { throw Refused(description: "bad signature") }
+        guard publicKey.isValidSignature(signature, for: Data("\(parts[0]).\(parts[1])".utf8)) else {
+            throw Refused(description: "bad signature")
+        }
         guard header["alg"] as? String == "ES256", header["kid"] as? String == keyId else { throw Refused(description: "bad header") }
         guard claims["iss"] as? String == issuerId, claims["aud"] as? String == "appstoreconnect-v1", claims["bid"] as? String == bundleId,
-              let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
+            let iat = claims["iat"] as? Int, let exp = claims["exp"] as? Int, exp > iat, exp - iat <= 3600
         else { throw Refused(description: "bad claims \(claims)") }
         return claims.mapValues { "\($0)" }
     }

@@ -9,7 +9,7 @@ enum Fixtures {
 
     static func data(_ name: String) throws -> Data {
         guard let url = Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil),
-              let data = try? Data(contentsOf: url)
+            let data = try? Data(contentsOf: url)
         else { throw Missing(name: name) }
         return data
     }

@@ -105,7 +105,7 @@ import Testing
         #expect(a.originalPlatform == .iOS)
         #expect(a.originalApplicationVersion == "1.1.2")
         let d = try decode(AppData.self, "appData")
-        #expect(d.appAppleId == 987654321)
+        #expect(d.appAppleId == 987_654_321)
         #expect(d.environment == .sandbox)
     }
 

@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct NotificationTests {
     func notification(_ pki: TestPKI, transaction: String?, renewal: String?, bundleId: String = "com.example.app") -> [String: Any] {
@@ -75,14 +75,18 @@ import TestSupport
         let pki = try TestPKI()
         let summary: [String: Any] = [
             "notificationType": "RENEWAL_EXTENSION", "subtype": "SUMMARY", "notificationUUID": "1", "signedDate": signedAt,
-            "summary": ["environment": "Sandbox", "appAppleId": 1234, "bundleId": "com.example.app", "succeededCount": 5, "failedCount": 2],
+            "summary": [
+                "environment": "Sandbox", "appAppleId": 1234, "bundleId": "com.example.app", "succeededCount": 5, "failedCount": 2,
+            ],
         ]
         let verified = try await pki.verifier(bundleId: "com.example.app", environment: .sandbox).verifyNotification(try pki.sign(summary))
         #expect(verified.payload.summary?.succeededCount == 5)
 
         let token: [String: Any] = [
             "notificationType": "EXTERNAL_PURCHASE_TOKEN", "subtype": "UNREPORTED", "notificationUUID": "2", "signedDate": signedAt,
-            "externalPurchaseToken": ["externalPurchaseId": "SANDBOX_b2158121", "tokenCreationDate": signedAt, "appAppleId": 1234, "bundleId": "com.example.app"],
+            "externalPurchaseToken": [
+                "externalPurchaseId": "SANDBOX_b2158121", "tokenCreationDate": signedAt, "appAppleId": 1234, "bundleId": "com.example.app",
+            ],
         ]
         _ = try await pki.verifier(bundleId: "com.example.app", environment: .sandbox).verifyNotification(try pki.sign(token))
         let wrong = await verificationError {
@@ -93,10 +97,15 @@ import TestSupport
 
     @Test func appDataAppTransactionIsVerified() async throws {
         let pki = try TestPKI()
-        let app: [String: Any] = ["receiptType": "Sandbox", "appAppleId": 1234, "bundleId": "com.example.app", "receiptCreationDate": signedAt, "originalPlatform": "iOS"]
+        let app: [String: Any] = [
+            "receiptType": "Sandbox", "appAppleId": 1234, "bundleId": "com.example.app", "receiptCreationDate": signedAt,
+            "originalPlatform": "iOS",
+        ]
         let payload: [String: Any] = [
             "notificationType": "RESCIND_CONSENT", "notificationUUID": "3", "signedDate": signedAt,
-            "appData": ["appAppleId": 1234, "bundleId": "com.example.app", "environment": "Sandbox", "signedAppTransactionInfo": try pki.sign(app)],
+            "appData": [
+                "appAppleId": 1234, "bundleId": "com.example.app", "environment": "Sandbox", "signedAppTransactionInfo": try pki.sign(app),
+            ],
         ]
         let verified = try await pki.verifier(bundleId: "com.example.app").verifyNotification(try pki.sign(payload))
         #expect(verified.appTransactionInfo?.originalPlatform == .iOS)
@@ -108,17 +117,21 @@ import TestSupport
         let pki = try TestPKI()
         let verifier = try pki.verifier()
         guard case .transaction = try await verifier.verify(try pki.sign(transactionPayload())) else {
-            Issue.record("a transaction was not recognised"); return
+            Issue.record("a transaction was not recognised")
+            return
         }
         guard case .renewalInfo = try await verifier.verify(try pki.sign(renewalPayload())) else {
-            Issue.record("renewal info was not recognised"); return
+            Issue.record("renewal info was not recognised")
+            return
         }
         guard case .notification = try await verifier.verify(try pki.sign(notification(pki, transaction: nil, renewal: nil))) else {
-            Issue.record("a notification was not recognised"); return
+            Issue.record("a notification was not recognised")
+            return
         }
         let app: [String: Any] = ["receiptType": "Sandbox", "bundleId": "com.example.app", "receiptCreationDate": signedAt]
         guard case .appTransaction = try await verifier.verify(try pki.sign(app)) else {
-            Issue.record("an app transaction was not recognised"); return
+            Issue.record("an app transaction was not recognised")
+            return
         }
     }
 

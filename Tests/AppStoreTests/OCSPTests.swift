@@ -1,7 +1,7 @@
 import AppStore
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct OCSPTests {
     struct Unreachable: OCSPTransport {
@@ -27,7 +27,8 @@ import TestSupport
         // Port 1 on loopback: nothing listens there, so the connection is refused at once.
         let pki = try TestPKI(.init(ocspURI: "http://127.0.0.1:1/ocsp"))
         let error = await verificationError {
-            try await pki.verifier(ocsp: OCSPChecking(transport: HTTPOCSPTransport(timeout: .seconds(2)))).verifyTransaction(try pki.sign(transactionPayload()))
+            try await pki.verifier(ocsp: OCSPChecking(transport: HTTPOCSPTransport(timeout: .seconds(2)))).verifyTransaction(
+                try pki.sign(transactionPayload()))
         }
         #expect(error?.code == .retryableVerificationFailure)
     }

@@ -9,7 +9,8 @@ import Testing
 
     init() throws {
         key = try AppStoreSigningKey(
-            pem: try Fixtures.string("appstore-test-ca/testSigningKey.p8"), keyId: "KEYID12345", issuerId: "issuer", bundleId: "com.example.app")
+            pem: try Fixtures.string("appstore-test-ca/testSigningKey.p8"), keyId: "KEYID12345", issuerId: "issuer",
+            bundleId: "com.example.app")
     }
 
     @Test func legacyPromotionalOfferSignature() throws {
@@ -18,7 +19,10 @@ import Testing
         let payload = AppStoreSigningKey.promotionalOfferPayloadV1(
             bundleId: "com.example.app", keyId: "KEYID12345", productId: "com.example.monthly", offerId: "WINBACK",
             appAccountToken: token, nonce: nonce, timestamp: 1_700_000_000_000)
-        #expect(payload == "com.example.app\u{2063}KEYID12345\u{2063}com.example.monthly\u{2063}WINBACK\u{2063}7e3fb20b-4cdb-47cc-936d-99d65f608138\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1700000000000")
+        #expect(
+            payload
+                == "com.example.app\u{2063}KEYID12345\u{2063}com.example.monthly\u{2063}WINBACK\u{2063}7e3fb20b-4cdb-47cc-936d-99d65f608138\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1700000000000"
+        )
 
         let signature = try key.promotionalOfferSignatureV1(
             productId: "com.example.monthly", offerId: "WINBACK", appAccountToken: token, nonce: nonce, timestamp: 1_700_000_000_000)
@@ -46,7 +50,8 @@ import Testing
 
     @Test func promotionalOfferJWS() throws {
         let jws = try key.promotionalOfferSignatureV2(
-            productId: "com.example.monthly", offerIdentifier: "WINBACK", transactionId: "42", now: Date(timeIntervalSince1970: 1_700_000_000))
+            productId: "com.example.monthly", offerIdentifier: "WINBACK", transactionId: "42",
+            now: Date(timeIntervalSince1970: 1_700_000_000))
         let (header, claims) = try decode(jws)
         #expect(header["alg"] as? String == "ES256" && header["kid"] as? String == "KEYID12345" && header["typ"] as? String == "JWT")
         #expect(claims["aud"] as? String == "promotional-offer")
@@ -60,8 +65,9 @@ import Testing
     }
 
     @Test func introductoryOfferEligibilityJWS() throws {
-        let (_, claims) = try decode(try key.introductoryOfferEligibilitySignature(
-            productId: "com.example.monthly", allowIntroductoryOffer: false, transactionId: "42"))
+        let (_, claims) = try decode(
+            try key.introductoryOfferEligibilitySignature(
+                productId: "com.example.monthly", allowIntroductoryOffer: false, transactionId: "42"))
         #expect(claims["aud"] as? String == "introductory-offer-eligibility")
         #expect(claims["allowIntroductoryOffer"] as? Bool == false)
         #expect(claims["transactionId"] as? String == "42")
@@ -69,7 +75,8 @@ import Testing
 
     @Test func badKeyIsRejected() {
         #expect(throws: AppStoreSigningKey.InvalidKey.self) {
-            try AppStoreSigningKey(pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", keyId: "k", issuerId: "i", bundleId: "b")
+            try AppStoreSigningKey(
+                pem: "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----", keyId: "k", issuerId: "i", bundleId: "b")
         }
     }
 }

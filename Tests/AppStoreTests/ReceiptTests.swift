@@ -2,10 +2,10 @@ import AppStore
 import Crypto
 import Foundation
 import SwiftASN1
-import Testing
-import _CryptoExtras
 import TestSupport
+import Testing
 @_spi(CMS) import X509
+import _CryptoExtras
 
 @Suite struct ReceiptTests {
     static let g5Device = UUID(uuidString: "956328D9-CC6A-47F4-BE40-6953FB0AB6C7")!
@@ -85,7 +85,8 @@ import TestSupport
     }
 
     @Test func oneChangedByteInTheSignedContentFails() async throws {
-        var der = Array(try #require(Data(base64Encoded: try Fixtures.string("receipts/receipt-sandbox-g5"), options: .ignoreUnknownCharacters)))
+        var der = Array(
+            try #require(Data(base64Encoded: try Fixtures.string("receipts/receipt-sandbox-g5"), options: .ignoreUnknownCharacters)))
         // Inside the bundle id, well within the signed eContent.
         let marker = Array("dev.bonzer.weeka.app".utf8)
         let index = try #require((0..<(der.count - marker.count)).first { Array(der[$0..<($0 + marker.count)]) == marker })
@@ -113,7 +114,8 @@ import TestSupport
     }
 
     @Test func truncatedInputIsAFormatError() async throws {
-        let der = Array(try #require(Data(base64Encoded: try Fixtures.string("receipts/receipt-sandbox-g5"), options: .ignoreUnknownCharacters)))
+        let der = Array(
+            try #require(Data(base64Encoded: try Fixtures.string("receipts/receipt-sandbox-g5"), options: .ignoreUnknownCharacters)))
         for length in [0, 1, 10, der.count / 2, der.count - 1] {
             let error = await verificationError { try await ReceiptVerifier().verify(Array(der.prefix(length))) }
             #expect(error?.code == .invalidReceiptFormat, "length \(length)")
@@ -176,12 +178,16 @@ import TestSupport
     }
 
     @Test func inputKindsAreToldApart() throws {
-        #expect(try SignedInput.classify(try Fixtures.data("appstore-test-ca/legacyTransaction")) == .legacyTransactionReceipt(try Fixtures.bytes("appstore-test-ca/legacyTransaction").filter { $0 != 0x0A }))
+        #expect(
+            try SignedInput.classify(try Fixtures.data("appstore-test-ca/legacyTransaction"))
+                == .legacyTransactionReceipt(try Fixtures.bytes("appstore-test-ca/legacyTransaction").filter { $0 != 0x0A }))
         guard case .receipt = try SignedInput.classify(try Fixtures.data("receipts/receipt-sandbox-g5")) else {
-            Issue.record("a base64 receipt was not recognised"); return
+            Issue.record("a base64 receipt was not recognised")
+            return
         }
         guard case .jws = try SignedInput.classify(try Fixtures.data("appstore-test-ca/transactionInfo")) else {
-            Issue.record("a JWS was not recognised"); return
+            Issue.record("a JWS was not recognised")
+            return
         }
     }
 }
@@ -219,8 +225,9 @@ struct ReceiptTestCA {
     var rootDER: [UInt8] { TestPKI.der(root) }
 
     func sign(_ payload: [UInt8], signingTime: Date? = nil) throws -> [UInt8] {
-        try CMS.sign(payload, signatureAlgorithm: algorithm, certificate: leaf, privateKey: leafKey,
-                     signingTime: signingTime, detached: false)
+        try CMS.sign(
+            payload, signatureAlgorithm: algorithm, certificate: leaf, privateKey: leafKey,
+            signingTime: signingTime, detached: false)
     }
 
     static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
@@ -230,7 +237,10 @@ struct ReceiptTestCA {
         } else {
             var n = content.count
             var bytes: [UInt8] = []
-            while n > 0 { bytes.insert(UInt8(n & 0xFF), at: 0); n >>= 8 }
+            while n > 0 {
+                bytes.insert(UInt8(n & 0xFF), at: 0)
+                n >>= 8
+            }
             length = [0x80 | UInt8(bytes.count)] + bytes
         }
         return [tag] + length + content
@@ -239,7 +249,10 @@ struct ReceiptTestCA {
     static func integer(_ value: Int) -> [UInt8] {
         var bytes: [UInt8] = []
         var n = value
-        repeat { bytes.insert(UInt8(n & 0xFF), at: 0); n >>= 8 } while n > 0
+        repeat {
+            bytes.insert(UInt8(n & 0xFF), at: 0)
+            n >>= 8
+        } while n > 0
         if bytes[0] & 0x80 != 0 { bytes.insert(0, at: 0) }
         return tlv(0x02, bytes)
     }
@@ -253,8 +266,10 @@ struct ReceiptTestCA {
     static func set(_ elements: [[UInt8]]) -> [UInt8] { tlv(0x31, elements.flatMap { $0 }) }
 
     static func payloadAttributes(bundleId: String) -> [[UInt8]] {
-        [attribute(0, utf8("ProductionSandbox")), attribute(2, utf8(bundleId)), attribute(3, utf8("1")),
-         attribute(12, ia5("2025-06-01T00:00:00Z")), attribute(19, utf8("1.0"))]
+        [
+            attribute(0, utf8("ProductionSandbox")), attribute(2, utf8(bundleId)), attribute(3, utf8("1")),
+            attribute(12, ia5("2025-06-01T00:00:00Z")), attribute(19, utf8("1.0")),
+        ]
     }
 
     static func payload(bundleId: String, entries: Int) -> [UInt8] {

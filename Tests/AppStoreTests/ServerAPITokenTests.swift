@@ -9,8 +9,10 @@ struct ServerAPITokenTests {
 
     func token(bundle: String = "com.example", at date: Date = Date(), signer: P256.Signing.PrivateKey? = nil) throws -> String {
         let signing = AppStoreSigningKey(privateKey: signer ?? key, keyId: "KEY", issuerId: "issuer", bundleId: bundle)
-        return try AppStoreServerAPIClient(.init(key: signing, environment: .sandbox), verifier: try SignedDataVerifier(.init()), httpClient: .shared)
-            .makeToken(now: date)
+        return try AppStoreServerAPIClient(
+            .init(key: signing, environment: .sandbox), verifier: try SignedDataVerifier(.init()), httpClient: .shared
+        )
+        .makeToken(now: date)
     }
 
     @Test("a fresh token of the app's key is accepted; another app's, an expired one or another key's is not")
@@ -18,8 +20,12 @@ struct ServerAPITokenTests {
         let claims = ServerAPITokenClaims.verify(try token(), publicKey: key.publicKey, bundleId: "com.example")
         #expect(claims?.iss == "issuer")
         #expect(ServerAPITokenClaims.verify(try token(bundle: "com.other"), publicKey: key.publicKey, bundleId: "com.example") == nil)
-        #expect(ServerAPITokenClaims.verify(try token(at: Date().addingTimeInterval(-7200)), publicKey: key.publicKey, bundleId: "com.example") == nil)
-        #expect(ServerAPITokenClaims.verify(try token(signer: P256.Signing.PrivateKey()), publicKey: key.publicKey, bundleId: "com.example") == nil)
+        #expect(
+            ServerAPITokenClaims.verify(try token(at: Date().addingTimeInterval(-7200)), publicKey: key.publicKey, bundleId: "com.example")
+                == nil)
+        #expect(
+            ServerAPITokenClaims.verify(try token(signer: P256.Signing.PrivateKey()), publicKey: key.publicKey, bundleId: "com.example")
+                == nil)
         // Without a key only the claims are checked.
         #expect(ServerAPITokenClaims.verify(try token(signer: P256.Signing.PrivateKey()), publicKey: nil, bundleId: "com.example") != nil)
         #expect(ServerAPITokenClaims.verify("a.b", publicKey: nil, bundleId: "com.example") == nil)

@@ -125,8 +125,9 @@ struct TestPKI {
         ocsp: OCSPChecking? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) throws -> SignedDataVerifier {
         try SignedDataVerifier(
-            .init(rootCertificates: [rootDER], bundleId: bundleId, appAppleId: appAppleId, environment: environment,
-                  validationTime: validationTime, ocsp: ocsp, clock: clock),
+            .init(
+                rootCertificates: [rootDER], bundleId: bundleId, appAppleId: appAppleId, environment: environment,
+                validationTime: validationTime, ocsp: ocsp, clock: clock),
             cache: cache)
     }
 }
@@ -134,7 +135,9 @@ struct TestPKI {
 /// 2025-06-01 in epoch milliseconds, inside every default validity window.
 let signedAt: Int64 = 1_748_736_000_000
 
-func transactionPayload(bundleId: String = "com.example.app", environment: String = "Sandbox", signedDate: Int64 = signedAt) -> [String: Any] {
+func transactionPayload(bundleId: String = "com.example.app", environment: String = "Sandbox", signedDate: Int64 = signedAt) -> [String:
+    Any]
+{
     [
         "transactionId": "2000000000000001", "originalTransactionId": "2000000000000001",
         "bundleId": bundleId, "productId": "com.example.monthly", "subscriptionGroupIdentifier": "21000000",

@@ -1,17 +1,19 @@
 import AppStore
 import Crypto
 import Foundation
-import Testing
 import TestSupport
+import Testing
+import X509
 
 /// Every JWS vector from `shared/vectors`, with the results its SOURCES.md gives.
 @Suite struct VectorTests {
     func testCAVerifier(
         bundleId: String? = "com.example", appAppleId: Int64? = 1234, environment: AppStore.Environment? = .sandbox
     ) throws -> SignedDataVerifier {
-        try SignedDataVerifier(.init(
-            rootCertificates: [try Fixtures.bytes("appstore-test-ca/testCA.der")],
-            bundleId: bundleId, appAppleId: appAppleId, environment: environment))
+        try SignedDataVerifier(
+            .init(
+                rootCertificates: [try Fixtures.bytes("appstore-test-ca/testCA.der")],
+                bundleId: bundleId, appAppleId: appAppleId, environment: environment))
     }
 
     @Test func testNotificationVerifies() async throws {
@@ -127,10 +129,12 @@ import TestSupport
             version: .v3, serialNumber: .init(), publicKey: .init(key.publicKey), notValidBefore: TestPKI.start,
             notValidAfter: TestPKI.end, issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
             extensions: .init(), issuerPrivateKey: .init(key))
-        let jws = try TestPKI.sign(transactionPayload(environment: "Sandbox"), x5c: [Data(TestPKI.der(certificate)).base64EncodedString()], key: key)
+        let jws = try TestPKI.sign(
+            transactionPayload(environment: "Sandbox"), x5c: [Data(TestPKI.der(certificate)).base64EncodedString()], key: key)
         let error = await verificationError { try await SignedDataVerifier(.init(environment: .xcode)).verifyTransaction(jws) }
         #expect(error?.code == .invalidEnvironment)
-        let accepted = try TestPKI.sign(transactionPayload(environment: "Xcode"), x5c: [Data(TestPKI.der(certificate)).base64EncodedString()], key: key)
+        let accepted = try TestPKI.sign(
+            transactionPayload(environment: "Xcode"), x5c: [Data(TestPKI.der(certificate)).base64EncodedString()], key: key)
         _ = try await SignedDataVerifier(.init(environment: .xcode)).verifyTransaction(accepted)
     }
 
@@ -139,5 +143,3 @@ import TestSupport
         #expect(digest.map { String(format: "%02X", $0) }.joined() == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
     }
 }
-
-import X509

@@ -7,21 +7,37 @@ import Testing
 @Suite struct VerifyReceiptClientTests {
     let log = RequestLog()
 
-    static var successBody: [String: Any] { [
-        "status": 0, "environment": "Sandbox",
-        "receipt": ["bundle_id": "com.example.app", "application_version": "3", "receipt_creation_date_ms": "1698148900000",
-                    "in_app": [["product_id": "com.example.monthly", "transaction_id": "2", "original_transaction_id": "1",
-                                "purchase_date_ms": "1698148800000", "expires_date_ms": "1700827200000", "quantity": "1",
-                                "is_trial_period": "true", "is_in_intro_offer_period": "false"]]],
-        "latest_receipt": "bGF0ZXN0",
-        "latest_receipt_info": [["product_id": "com.example.monthly", "transaction_id": "3", "original_transaction_id": "1",
-                                 "purchase_date_ms": "1700827200000", "expires_date_ms": "1703419200000",
-                                 "cancellation_date_ms": "1701000000000", "cancellation_reason": "1", "is_trial_period": "false",
-                                 "in_app_ownership_type": "PURCHASED", "subscription_group_identifier": "21000000"]],
-        "pending_renewal_info": [["auto_renew_product_id": "com.example.monthly", "auto_renew_status": "0", "expiration_intent": "1",
-                                  "is_in_billing_retry_period": "0", "original_transaction_id": "1", "product_id": "com.example.monthly",
-                                  "grace_period_expires_date_ms": "1703500000000"]],
-    ] }
+    static var successBody: [String: Any] {
+        [
+            "status": 0, "environment": "Sandbox",
+            "receipt": [
+                "bundle_id": "com.example.app", "application_version": "3", "receipt_creation_date_ms": "1698148900000",
+                "in_app": [
+                    [
+                        "product_id": "com.example.monthly", "transaction_id": "2", "original_transaction_id": "1",
+                        "purchase_date_ms": "1698148800000", "expires_date_ms": "1700827200000", "quantity": "1",
+                        "is_trial_period": "true", "is_in_intro_offer_period": "false",
+                    ]
+                ],
+            ],
+            "latest_receipt": "bGF0ZXN0",
+            "latest_receipt_info": [
+                [
+                    "product_id": "com.example.monthly", "transaction_id": "3", "original_transaction_id": "1",
+                    "purchase_date_ms": "1700827200000", "expires_date_ms": "1703419200000",
+                    "cancellation_date_ms": "1701000000000", "cancellation_reason": "1", "is_trial_period": "false",
+                    "in_app_ownership_type": "PURCHASED", "subscription_group_identifier": "21000000",
+                ]
+            ],
+            "pending_renewal_info": [
+                [
+                    "auto_renew_product_id": "com.example.monthly", "auto_renew_status": "0", "expiration_intent": "1",
+                    "is_in_billing_retry_period": "0", "original_transaction_id": "1", "product_id": "com.example.monthly",
+                    "grace_period_expires_date_ms": "1703500000000",
+                ]
+            ],
+        ]
+    }
 
     func router() -> Router<BasicRequestContext> {
         let router = Router()
@@ -32,7 +48,7 @@ import Testing
                 let object = try JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any] ?? [:]
                 log.append(.init(method: "POST", path: environment, query: "", body: Data(buffer: body), claims: [:]))
                 guard object["password"] as? String == "shared-secret", object["exclude-old-transactions"] as? Bool == true,
-                      let receipt = object["receipt-data"] as? String
+                    let receipt = object["receipt-data"] as? String
                 else { return try FakeServer.json(["status": 21004]) }
                 switch (receipt, environment) {
                 case ("sandbox-receipt", "production"): return try FakeServer.json(["status": 21007])
@@ -53,8 +69,10 @@ import Testing
     }
 
     func client(_ base: String) -> VerifyReceiptClient {
-        VerifyReceiptClient(.init(sharedSecret: "shared-secret", productionURL: "\(base)/production/verifyReceipt",
-                                  sandboxURL: "\(base)/sandbox/verifyReceipt", timeout: .seconds(5)))
+        VerifyReceiptClient(
+            .init(
+                sharedSecret: "shared-secret", productionURL: "\(base)/production/verifyReceipt",
+                sandboxURL: "\(base)/sandbox/verifyReceipt", timeout: .seconds(5)))
     }
 
     func receiptError(_ body: () async throws -> Void) async -> VerifyReceiptError? {
@@ -118,8 +136,10 @@ import Testing
 
     @Test func wrongSharedSecretIsNamed() async throws {
         try await FakeServer.run(router()) { base in
-            let client = VerifyReceiptClient(.init(sharedSecret: "wrong", productionURL: "\(base)/production/verifyReceipt",
-                                                   sandboxURL: "\(base)/sandbox/verifyReceipt"))
+            let client = VerifyReceiptClient(
+                .init(
+                    sharedSecret: "wrong", productionURL: "\(base)/production/verifyReceipt",
+                    sandboxURL: "\(base)/sandbox/verifyReceipt"))
             let error = await self.receiptError { _ = try await client.verify(receiptData: "production-receipt") }
             #expect(error?.name == "sharedSecretMismatch")
         }

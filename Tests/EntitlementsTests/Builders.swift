@@ -1,5 +1,6 @@
 import AppStore
 import TestSupport
+
 @testable import Entitlements
 
 let testCatalog = TestCatalogs.full

@@ -1,5 +1,5 @@
-import TestSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// `storekeeper entitlements` as users call it.
@@ -35,7 +35,8 @@ import Testing
         #expect((eligibility["pro"] as? [String: Any])?["eligible"] as? Bool == false)
         #expect((object["nextChangeAt"] as? NSNumber)?.int64Value == 1_767_225_600_000 + 81 * day)
         let types = try #require(object["events"] as? [[String: Any]]).compactMap { $0["type"] as? String }
-        #expect(types == ["trial_started", "trial_converted", "subscription_canceled", "subscription_expired", "subscription_resubscribed"])
+        #expect(
+            types == ["trial_started", "trial_converted", "subscription_canceled", "subscription_expired", "subscription_resubscribed"])
     }
 
     @Test func theInstantDecides() throws {
@@ -80,7 +81,9 @@ import Testing
         let missing = try run(["--catalog", "/nonexistent/catalog.json", "--facts", "/nonexistent/facts.jsonl"])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot read the catalog"))
-        let environment = try run(["--catalog", try fixture("catalog.json"), "--facts", try fixture("trial-lifecycle.jsonl"), "--environment", "Staging"])
+        let environment = try run([
+            "--catalog", try fixture("catalog.json"), "--facts", try fixture("trial-lifecycle.jsonl"), "--environment", "Staging",
+        ])
         #expect(environment.status == 2)
     }
 }

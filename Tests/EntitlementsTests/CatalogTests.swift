@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import Entitlements
 import TestSupport
+import Testing
+
+@testable import Entitlements
 
 @Suite struct CatalogTests {
     func instant(_ year: Int64, _ month: Int64, _ day: Int64, hour: Int64 = 0) -> Int64 {
@@ -19,17 +20,18 @@ import TestSupport
         }
     }
 
-    @Test(arguments: [
-        ("P1M", (2026, 1, 31), (2026, 2, 28)),
-        ("P1M", (2028, 1, 31), (2028, 2, 29)),
-        ("P1M", (2026, 12, 15), (2027, 1, 15)),
-        ("P1Y", (2028, 2, 29), (2029, 2, 28)),
-        ("P1Y", (2026, 1, 1), (2027, 1, 1)),
-        ("P2W", (2026, 1, 25), (2026, 2, 8)),
-        ("P3D", (2026, 2, 27), (2026, 3, 2)),
-        ("P6M", (2026, 8, 31), (2027, 2, 28)),
-        ("P1Y2M10D", (2026, 1, 1), (2027, 3, 11)),
-    ] as [(String, (Int64, Int64, Int64), (Int64, Int64, Int64))])
+    @Test(
+        arguments: [
+            ("P1M", (2026, 1, 31), (2026, 2, 28)),
+            ("P1M", (2028, 1, 31), (2028, 2, 29)),
+            ("P1M", (2026, 12, 15), (2027, 1, 15)),
+            ("P1Y", (2028, 2, 29), (2029, 2, 28)),
+            ("P1Y", (2026, 1, 1), (2027, 1, 1)),
+            ("P2W", (2026, 1, 25), (2026, 2, 8)),
+            ("P3D", (2026, 2, 27), (2026, 3, 2)),
+            ("P6M", (2026, 8, 31), (2027, 2, 28)),
+            ("P1Y2M10D", (2026, 1, 1), (2027, 3, 11)),
+        ] as [(String, (Int64, Int64, Int64), (Int64, Int64, Int64))])
     func durationsAddOnTheCalendar(text: String, from: (Int64, Int64, Int64), to: (Int64, Int64, Int64)) throws {
         let duration = try ISO8601Duration(text)
         #expect(duration.added(to: instant(from.0, from.1, from.2, hour: 13)) == instant(to.0, to.1, to.2, hour: 13))
@@ -65,7 +67,8 @@ import TestSupport
     }
 
     @Test func catalogJSONRoundTrips() throws {
-        let json = #"{"products": [{"id": "m", "type": "autoRenewable", "group": "g", "period": "P1M", "entitlements": ["pro"], "level": 1}, {"id": "pass", "type": "nonRenewing", "duration": "P1Y"}]}"#
+        let json =
+            #"{"products": [{"id": "m", "type": "autoRenewable", "group": "g", "period": "P1M", "entitlements": ["pro"], "level": 1}, {"id": "pass", "type": "nonRenewing", "duration": "P1Y"}]}"#
         let catalog = try JSONDecoder().decode(Catalog.self, from: Data(json.utf8))
         #expect(catalog["m"]?.period?.months == 1)
         #expect(catalog["pass"]?.entitlements == [])

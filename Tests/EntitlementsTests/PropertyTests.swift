@@ -2,6 +2,7 @@ import AppStore
 import PropertyBased
 import TestSupport
 import Testing
+
 @testable import Entitlements
 
 /// Properties of the engine over generated customers. Each case is a seed: a failure names it, and
@@ -56,7 +57,8 @@ struct PropertyTests {
             var stale = customer.facts
             for case .transaction(var t) in customer.facts {
                 guard let expires = t.expiresDate, let signed = t.signedDate, let purchase = t.purchaseDate else { continue }
-                t.expiresDate = Timestamp(millisecondsSince1970: max(purchase.millisecondsSince1970, expires.millisecondsSince1970 - 5 * day))
+                t.expiresDate = Timestamp(
+                    millisecondsSince1970: max(purchase.millisecondsSince1970, expires.millisecondsSince1970 - 5 * day))
                 t.signedDate = Timestamp(millisecondsSince1970: signed.millisecondsSince1970 - 1)
                 t.revocationDate = nil
                 t.isUpgraded = nil
@@ -72,11 +74,16 @@ struct PropertyTests {
                     else { return nil }
                     return t.expiresDate?.millisecondsSince1970
                 }.max()
-                if let latest, !customer.facts.contains(where: {
-                    if case .transaction(let t) = $0, t.originalTransactionId == subscription.originalTransactionId,
-                        t.revocationDate != nil || t.isUpgraded == true { return true }
-                    return false
-                }) {
+                if let latest,
+                    !customer.facts.contains(where: {
+                        if case .transaction(let t) = $0, t.originalTransactionId == subscription.originalTransactionId,
+                            t.revocationDate != nil || t.isUpgraded == true
+                        {
+                            return true
+                        }
+                        return false
+                    })
+                {
                     #expect(subscription.expiresDate?.millisecondsSince1970 == latest, "seed \(seed)")
                 }
             }
@@ -109,11 +116,12 @@ struct PropertyTests {
         await propertyCheck(count: 300, input: Self.seeds) { seed in
             let customer = RandomCustomer(seed: seed)
             let state = evaluate(customer.facts, at: customer.now).state
-            let bought = Set(customer.facts.compactMap { fact -> String? in
-                guard case .transaction(let t) = fact, let start = t.purchaseDate?.millisecondsSince1970, start <= customer.now
-                else { return nil }
-                return t.productId
-            })
+            let bought = Set(
+                customer.facts.compactMap { fact -> String? in
+                    guard case .transaction(let t) = fact, let start = t.purchaseDate?.millisecondsSince1970, start <= customer.now
+                    else { return nil }
+                    return t.productId
+                })
             for (id, access) in state.entitlements where access.active {
                 let source = access.productId ?? ""
                 #expect(bought.contains(source), "seed \(seed): \(id) from \(source), never bought")
@@ -128,7 +136,9 @@ struct PropertyTests {
                 #expect(before.entitlements.values.allSatisfy { !$0.active }, "seed \(seed)")
             }
             let none = evaluate(customer.facts.filter { if case .transaction = $0 { return false } else { return true } }, at: customer.now)
-            #expect(none.state.entitlements.values.allSatisfy { !$0.active }, "seed \(seed): renewal infos and notifications alone grant nothing")
+            #expect(
+                none.state.entitlements.values.allSatisfy { !$0.active },
+                "seed \(seed): renewal infos and notifications alone grant nothing")
         }
     }
 }

@@ -1,5 +1,6 @@
 import AppStore
 import TestSupport
+
 @testable import Entitlements
 
 extension SeededGenerator {
@@ -34,7 +35,8 @@ struct RandomCustomer {
                 let length = product == "pro.yearly" ? 365 * day : rng.pick([7, 30, 31]) * day
                 let id = index == 0 ? original : newId()
                 let period: PeriodType =
-                    index == 0 ? rng.pick([.trial, .intro, .regular, .regular, .offerCode]) : rng.pick([.regular, .regular, .regular, .promo, .intro])
+                    index == 0
+                    ? rng.pick([.trial, .intro, .regular, .regular, .offerCode]) : rng.pick([.regular, .regular, .regular, .promo, .intro])
                 var t = transaction(id, original: original, product: product, start: 0, period: period)
                 t.purchaseDate = Timestamp(millisecondsSince1970: start)
                 t.expiresDate = Timestamp(millisecondsSince1970: start + length)
@@ -62,10 +64,12 @@ struct RandomCustomer {
                 }
                 facts.append(.transaction(t))
                 if rng.chance(0.35) {
-                    facts.append(.renewalInfo(renewal(
-                        original, product: product, signed: 0, autoRenew: rng.chance(0.6), billingRetry: rng.chance(0.3),
-                        graceEnds: nil, intent: rng.chance(0.3) ? rng.pick([.customerCancelled, .billingError, .other]) : nil,
-                        next: rng.chance(0.2) ? products.randomElement(using: &rng) : nil)))
+                    facts.append(
+                        .renewalInfo(
+                            renewal(
+                                original, product: product, signed: 0, autoRenew: rng.chance(0.6), billingRetry: rng.chance(0.3),
+                                graceEnds: nil, intent: rng.chance(0.3) ? rng.pick([.customerCancelled, .billingError, .other]) : nil,
+                                next: rng.chance(0.2) ? products.randomElement(using: &rng) : nil)))
                     if case .renewalInfo(var r) = facts[facts.count - 1] {
                         r.signedDate = Timestamp(millisecondsSince1970: start + rng.int(0...(length + 10 * day)))
                         if r.isInBillingRetryPeriod == true, rng.chance(0.5) {
@@ -75,16 +79,19 @@ struct RandomCustomer {
                     }
                 }
                 if rng.chance(0.25) {
-                    let kind = rng.pick([
-                        (NotificationType.didChangeRenewalStatus, NotificationSubtype.autoRenewDisabled),
-                        (.didChangeRenewalStatus, .autoRenewEnabled), (.didFailToRenew, .gracePeriod),
-                        (.didFailToRenew, nil), (.expired, .voluntary), (.didRenew, .billingRecovery),
-                        (.didChangeRenewalPref, .downgrade),
-                    ] as [(NotificationType, NotificationSubtype?)])
-                    facts.append(.notification(NotificationFact(
-                        notificationType: kind.0, subtype: kind.1, notificationUUID: "n-\(newId())",
-                        signedDate: Timestamp(millisecondsSince1970: start + rng.int(0...length)),
-                        originalTransactionId: original, transactionId: id, environment: .production)))
+                    let kind = rng.pick(
+                        [
+                            (NotificationType.didChangeRenewalStatus, NotificationSubtype.autoRenewDisabled),
+                            (.didChangeRenewalStatus, .autoRenewEnabled), (.didFailToRenew, .gracePeriod),
+                            (.didFailToRenew, nil), (.expired, .voluntary), (.didRenew, .billingRecovery),
+                            (.didChangeRenewalPref, .downgrade),
+                        ] as [(NotificationType, NotificationSubtype?)])
+                    facts.append(
+                        .notification(
+                            NotificationFact(
+                                notificationType: kind.0, subtype: kind.1, notificationUUID: "n-\(newId())",
+                                signedDate: Timestamp(millisecondsSince1970: start + rng.int(0...length)),
+                                originalTransactionId: original, transactionId: id, environment: .production)))
                 }
                 if let upgradedTo {
                     start += length / 3

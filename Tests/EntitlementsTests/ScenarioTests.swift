@@ -1,8 +1,9 @@
-import Foundation
 import AppStore
-import Testing
-@testable import Entitlements
+import Foundation
 import TestSupport
+import Testing
+
+@testable import Entitlements
 
 /// The seeds' scenarios, one readable story each. Days count from 2026-01-01.
 @Suite("Scenarios")
@@ -39,7 +40,9 @@ struct ScenarioTests {
         let inGrace = evaluate(facts, atDay: 35)
         #expect(inGrace.subscription?.status == .gracePeriod)
         #expect(inGrace.state.billingIssue)
-        #expect(inGrace.state.entitlements["pro"] == AccessState(active: true, expiresDate: ts(47), productId: "pro.monthly", transactionId: "1"))
+        #expect(
+            inGrace.state.entitlements["pro"]
+                == AccessState(active: true, expiresDate: ts(47), productId: "pro.monthly", transactionId: "1"))
         #expect(inGrace.state.nextChangeAt == ts(47))
 
         let retrying = evaluate(facts, atDay: 50)
@@ -58,9 +61,10 @@ struct ScenarioTests {
         #expect(recovered.subscription?.status == .active)
         #expect(!recovered.state.billingIssue)
         #expect(recovered.state.entitlements["pro"]?.expiresDate == ts(83))
-        #expect(recovered.types == [
-            .subscriptionStarted, .billingIssue, .gracePeriodStarted, .gracePeriodExpired, .billingRecovered, .subscriptionRenewed,
-        ])
+        #expect(
+            recovered.types == [
+                .subscriptionStarted, .billingIssue, .gracePeriodStarted, .gracePeriodExpired, .billingRecovered, .subscriptionRenewed,
+            ])
         #expect(recovered.events(.billingIssue).first?.effectiveAt == ts(31))
         #expect(recovered.events(.gracePeriodExpired).first?.effectiveAt == ts(47))
         #expect(recovered.events(.billingRecovered).first?.effectiveAt == ts(52))
@@ -96,7 +100,8 @@ struct ScenarioTests {
         let facts: [Fact] = [
             .transaction(transaction("1", start: 0, expires: 7, period: .trial)),
             .transaction(transaction("2", original: "1", start: 7, expires: 38, reason: .renewal)),
-            .notification(notification(.didChangeRenewalStatus, .autoRenewDisabled, uuid: "off", signed: 20, original: "1", transaction: "2")),
+            .notification(
+                notification(.didChangeRenewalStatus, .autoRenewDisabled, uuid: "off", signed: 20, original: "1", transaction: "2")),
             .renewalInfo(renewal("1", signed: 38, autoRenew: false, intent: .customerCancelled)),
             .transaction(transaction("3", original: "1", start: 50, expires: 81, reason: .purchase)),
         ]
@@ -213,7 +218,8 @@ struct ScenarioTests {
     @Test("Family sharing, then the family revokes access")
     func familySharingRevoked() {
         let shared = transaction("50", product: "lifetime", start: 0, ownership: .familyShared)
-        let revoked = transaction("50", product: "lifetime", start: 0, signed: 20, revoked: 20, revocationType: .familyRevoke, ownership: .familyShared)
+        let revoked = transaction(
+            "50", product: "lifetime", start: 0, signed: 20, revoked: 20, revocationType: .familyRevoke, ownership: .familyShared)
         let subscription = transaction("60", product: "plus.monthly", start: 0, expires: 31, ownership: .familyShared)
         let facts: [Fact] = [.transaction(shared), .transaction(revoked), .transaction(subscription)]
 
@@ -324,7 +330,7 @@ struct ScenarioTests {
     @Test("A notification for a transaction not among the facts still yields its event")
     func notificationOnly() {
         let facts: [Fact] = [
-            .notification(notification(.didFailToRenew, uuid: "f", signed: 3, original: "77", transaction: "78")),
+            .notification(notification(.didFailToRenew, uuid: "f", signed: 3, original: "77", transaction: "78"))
         ]
         let result = evaluate(facts, atDay: 4)
         #expect(result.types == [.billingIssue])
@@ -334,7 +340,7 @@ struct ScenarioTests {
     @Test("Environments can be kept apart")
     func environments() {
         let facts: [Fact] = [
-            .transaction(transaction("1", start: 0, expires: 31, environment: .sandbox)),
+            .transaction(transaction("1", start: 0, expires: 31, environment: .sandbox))
         ]
         #expect(EntitlementEngine.state(catalog: testCatalog, facts: facts, now: ts(1)).state == .active)
         #expect(EntitlementEngine.state(catalog: testCatalog, facts: facts, now: ts(1), environment: .production).state == .new)
@@ -376,7 +382,8 @@ struct HostileInputTests {
                 for now in extremes {
                     let result = evaluate(facts, at: now)
                     if let subscription = result.state.subscriptions.first, subscription.grantsAccess {
-                        #expect(subscription.purchaseDate.millisecondsSince1970 <= now, "access before its purchase (\(start), \(end), \(now))")
+                        #expect(
+                            subscription.purchaseDate.millisecondsSince1970 <= now, "access before its purchase (\(start), \(end), \(now))")
                         #expect(min(start, end) <= now)
                     }
                     if let next = result.state.nextChangeAt { #expect(next.millisecondsSince1970 > now) }

@@ -10,13 +10,15 @@ import Testing
 
     func users(_ variant: String, count: Int, trials: Int, paid: Int, revenue: Double, from start: Int = 0) -> [ExposedUser] {
         (0..<count).map { index in
-            ExposedUser(userId: "\(variant)-\(start + index)", variant: variant, exposedAt: 0,
-                        startedTrial: index < trials, paid: index < paid, revenue: index < paid ? revenue : 0)
+            ExposedUser(
+                userId: "\(variant)-\(start + index)", variant: variant, exposedAt: 0,
+                startedTrial: index < trials, paid: index < paid, revenue: index < paid ? revenue : 0)
         }
     }
 
     @Test func metricsMatchTheTests() throws {
-        let data = users("control", count: 10_000, trials: 1_000, paid: 200, revenue: 10)
+        let data =
+            users("control", count: 10_000, trials: 1_000, paid: 200, revenue: 10)
             + users("treatment", count: 10_000, trials: 1_200, paid: 300, revenue: 10)
         var options = Analysis.Options()
         options.asOf = 30 * 86_400_000
@@ -24,10 +26,12 @@ import Testing
         #expect(!result.srm.alarm)
         let treatment = try #require(result.variants.first { $0.key == "treatment" })
         let paid = try #require(treatment.metrics["paid"])
-        let expected = HypothesisTests.twoProportion(control: ArmSummary(successes: 200, count: 10_000), treatment: ArmSummary(successes: 300, count: 10_000))
+        let expected = HypothesisTests.twoProportion(
+            control: ArmSummary(successes: 200, count: 10_000), treatment: ArmSummary(successes: 300, count: 10_000))
         #expect(paid.value == 0.03 && paid.lift == 0.5 && paid.pValue == expected.pValue)
         #expect(paid.ci == [expected.liftInterval.lowerBound, expected.liftInterval.upperBound])
-        let sequential = try #require(paid.sequentialCi), fixed = try #require(paid.ci)
+        let sequential = try #require(paid.sequentialCi)
+        let fixed = try #require(paid.ci)
         #expect(sequential[0] < fixed[0] && sequential[1] > fixed[1])
         #expect((paid.chanceToBeatControl ?? 0) > 0.999)
         #expect(try #require(treatment.metrics["trialToPaid"]).count == 1_200)
@@ -54,7 +58,8 @@ import Testing
     }
 
     @Test func revenueIsCappedAtThePooledPercentile() throws {
-        var data = users("control", count: 1_000, trials: 0, paid: 100, revenue: 10)
+        var data =
+            users("control", count: 1_000, trials: 0, paid: 100, revenue: 10)
             + users("treatment", count: 1_000, trials: 0, paid: 100, revenue: 10)
         data[0].revenue = 1_000_000  // one whale
         let result = Analysis.analyze(data, experiment: definition())
@@ -65,7 +70,8 @@ import Testing
     }
 
     @Test func refundsAreNegativeRevenueOfPayers() throws {
-        var data = users("control", count: 100, trials: 0, paid: 10, revenue: 10)
+        var data =
+            users("control", count: 100, trials: 0, paid: 10, revenue: 10)
             + users("treatment", count: 100, trials: 0, paid: 10, revenue: 10)
         data[0].revenue = -3
         data[1].revenue = 0
@@ -81,12 +87,15 @@ import Testing
         var generator = SeededGenerator(state: 20_261_122)
         var positives = 0
         for _ in 0..<1_000 {
-            var a = 0, b = 0
+            var a = 0
+            var b = 0
             for _ in 0..<2_000 {
                 if Double.random(in: 0..<1, using: &generator) < 0.1 { a += 1 }
                 if Double.random(in: 0..<1, using: &generator) < 0.1 { b += 1 }
             }
-            let p = HypothesisTests.twoProportion(control: ArmSummary(successes: a, count: 2_000), treatment: ArmSummary(successes: b, count: 2_000)).pValue
+            let p = HypothesisTests.twoProportion(
+                control: ArmSummary(successes: a, count: 2_000), treatment: ArmSummary(successes: b, count: 2_000)
+            ).pValue
             if p < 0.05 { positives += 1 }
         }
         #expect((30...70).contains(positives), "\(positives) of 1000")
@@ -97,17 +106,22 @@ import Testing
     /// the same way, does much worse.
     @Test func dailyPeekingWithTheSequentialInterval() {
         var generator = SeededGenerator(state: 42)
-        var sequentialPositives = 0, fixedPositives = 0
+        var sequentialPositives = 0
+        var fixedPositives = 0
         for _ in 0..<300 {
-            var a = 0, b = 0, n = 0
-            var sequentialRejected = false, fixedRejected = false
+            var a = 0
+            var b = 0
+            var n = 0
+            var sequentialRejected = false
+            var fixedRejected = false
             for _ in 0..<20 {
                 for _ in 0..<200 {
                     if Double.random(in: 0..<1, using: &generator) < 0.1 { a += 1 }
                     if Double.random(in: 0..<1, using: &generator) < 0.1 { b += 1 }
                 }
                 n += 200
-                let comparison = HypothesisTests.twoProportion(control: ArmSummary(successes: a, count: n), treatment: ArmSummary(successes: b, count: n))
+                let comparison = HypothesisTests.twoProportion(
+                    control: ArmSummary(successes: a, count: n), treatment: ArmSummary(successes: b, count: n))
                 if comparison.pValue < 0.05 { fixedRejected = true }
                 let se = (comparison.liftInterval.upperBound - comparison.lift) / 1.959963984540054
                 let half = HypothesisTests.sequentialHalfWidth(standardError: se, totalCount: 2 * n)
@@ -123,7 +137,8 @@ import Testing
     /// Users assigned 52/48 while the definition says 50/50 raise the SRM alarm at n = 20,000; a real 50/50 split
     /// does not.
     @Test func srmFromAssignment() {
-        var skewed = ExperimentDefinition(key: "srm", variants: [.init(key: "control", weight: 0.52), .init(key: "treatment", weight: 0.48)])
+        var skewed = ExperimentDefinition(
+            key: "srm", variants: [.init(key: "control", weight: 0.52), .init(key: "treatment", weight: 0.48)])
         let declared = [0.5, 0.5]
         var counts = [0, 0]
         for index in 0..<20_000 { counts[Assigner.assign(skewed, userId: "user-\(index)").variant == "control" ? 0 : 1] += 1 }
@@ -157,7 +172,10 @@ import Testing
                 _ = try ExposureCSV.parse(text, experiment: experiment)
                 Issue.record("accepted: \(text)")
             } catch {
-                guard case .invalidData(let reported, let message) = error else { Issue.record("\(error)"); continue }
+                guard case .invalidData(let reported, let message) = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
                 #expect(reported == line && message.contains(fragment), "\(error)")
             }
         }

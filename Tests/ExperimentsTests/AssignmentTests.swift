@@ -3,8 +3,11 @@ import Foundation
 import Testing
 
 @Suite struct AssignmentTests {
-    func experiment(_ keys: [String] = ["control", "control_check", "paywall_b"], status: ExperimentDefinition.Status = .running) -> ExperimentDefinition {
-        var definition = ExperimentDefinition(key: "paywall-2026", status: status, variants: keys.map { .init(key: $0, payload: .object(["paywall": .string($0)])) })
+    func experiment(_ keys: [String] = ["control", "control_check", "paywall_b"], status: ExperimentDefinition.Status = .running)
+        -> ExperimentDefinition
+    {
+        var definition = ExperimentDefinition(
+            key: "paywall-2026", status: status, variants: keys.map { .init(key: $0, payload: .object(["paywall": .string($0)])) })
         definition.seed = "paywall-2026-seed"
         return definition
     }
@@ -35,7 +38,8 @@ import Testing
         let definition = experiment()
         var counts: [String: Int] = [:]
         for index in 0..<90_000 { counts[Assigner.assign(definition, userId: "customer-\(index)").variant, default: 0] += 1 }
-        let control = counts["control", default: 0], check = counts["control_check", default: 0]
+        let control = counts["control", default: 0]
+        let check = counts["control_check", default: 0]
         let sigma: Double = (2 * 30_000 * (2.0 / 3)).squareRoot()
         #expect(Double(abs(control - check)) <= 4 * sigma, "\(counts)")
         let within = counts.values.allSatisfy { abs($0 - 30_000) <= 4 * 141 }
@@ -96,7 +100,8 @@ import Testing
         second.key = "price-2026"
         second.namespace = Namespace(id: "paywalls", start: 0.5, end: 1)
         for index in 0..<2000 {
-            let a = Assigner.assign(first, userId: "u\(index)"), b = Assigner.assign(second, userId: "u\(index)")
+            let a = Assigner.assign(first, userId: "u\(index)")
+            let b = Assigner.assign(second, userId: "u\(index)")
             #expect(!(a.inExperiment && b.inExperiment))
             #expect(a.inExperiment || b.inExperiment)
         }

@@ -1,6 +1,6 @@
-import TestSupport
 import Experiments
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct ExperimentCLITests {
@@ -16,7 +16,8 @@ import Testing
     }
 
     @Test func assignPrintsTheVariant() throws {
-        let path = try write(#"""
+        let path = try write(
+            #"""
             {"key": "paywall-2026", "seed": "s1", "phase": 1, "status": "running", "coverage": 1,
              "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "paywall_b", "payload": {"paywall": "b"}}],
              "targeting": {"storefronts": ["USA"]}}
@@ -29,13 +30,17 @@ import Testing
         #expect(object["inExperiment"] as? Bool == true)
         #expect(["control", "control_check", "paywall_b"].contains(object["variant"] as? String ?? ""))
 
-        let outside = try run(["experiment", "assign", "--definition", path, "--user", "user-42", "--attributes", #"{"storefront": "DEU"}"#])
+        let outside = try run([
+            "experiment", "assign", "--definition", path, "--user", "user-42", "--attributes", #"{"storefront": "DEU"}"#,
+        ])
         #expect(outside.stdout.contains("\"inExperiment\":false") && outside.stdout.contains("\"variant\":\"control\""))
         #expect(outside.stdout.contains("\"hashValue\":null"))
     }
 
     @Test func badDefinitionsAreClearErrors() throws {
-        let zero = try write(#"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "a", "weight": 0}, {"key": "b", "weight": 0}]}"#)
+        let zero = try write(
+            #"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "a", "weight": 0}, {"key": "b", "weight": 0}]}"#
+        )
         let result = try run(["experiment", "assign", "--definition", zero, "--user", "u"])
         #expect(result.status == 1 && result.stderr.contains("sum to 0"))
         let broken = try write("{not json")
@@ -53,7 +58,9 @@ import Testing
     }
 
     @Test func analyzePrintsJSONAndATable() throws {
-        let definition = try write(#"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "b"}]}"#)
+        let definition = try write(
+            #"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "b"}]}"#
+        )
         var csv = "user_id,variant,exposed_at,trial,paid,revenue\n"
         for index in 0..<3000 {
             let variant = ["control", "control_check", "b"][index % 3]

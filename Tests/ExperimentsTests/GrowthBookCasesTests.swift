@@ -18,7 +18,8 @@ import Testing
         let cases = try Self.cases("hash")
         #expect(cases.count == 15)
         for entry in cases {
-            let seed = try #require(entry[0] as? String), value = try #require(entry[1] as? String)
+            let seed = try #require(entry[0] as? String)
+            let value = try #require(entry[1] as? String)
             let version = try #require(entry[2] as? Int)
             let result = GrowthBookHashing.hash(seed: seed, value: value, version: version)
             if let expected = Self.number(entry[3]), !(entry[3] is NSNull) {
@@ -43,7 +44,8 @@ import Testing
             #expect(ranges.count == expected.count, "\(label)")
             for (range, bounds) in zip(ranges, expected) {
                 // GrowthBook's own tests compare after rounding to 6 decimals.
-                #expect(abs(range.lowerBound - bounds[0]) < 1e-9 && abs(range.upperBound - bounds[1]) < 1e-9, "\(label): \(range) vs \(bounds)")
+                #expect(
+                    abs(range.lowerBound - bounds[0]) < 1e-9 && abs(range.upperBound - bounds[1]) < 1e-9, "\(label): \(range) vs \(bounds)")
             }
         }
     }
@@ -70,7 +72,8 @@ import Testing
             let label = try #require(entry[0] as? String)
             let user = try #require(entry[1] as? String)
             let spec = try #require(entry[2] as? [Any])
-            let namespace = Namespace(id: try #require(spec[0] as? String), start: try #require(Self.number(spec[1])), end: try #require(Self.number(spec[2])))
+            let namespace = Namespace(
+                id: try #require(spec[0] as? String), start: try #require(Self.number(spec[1])), end: try #require(Self.number(spec[2])))
             let expected = try #require(entry[3] as? Bool)
             #expect(GrowthBookHashing.inNamespace(userId: user, namespace: namespace) == expected, "\(label)")
         }

@@ -49,8 +49,9 @@ import Testing
     /// z = 0.01/se = 4.529108136578382, p = 2·norm.sf(z) = 5.923317990312188e-06. Lift 0.5; delta-method
     /// variance 1.5²·(0.97/300 + 0.98/200)... giving [0.2348609866151296, 0.7651390133848703].
     @Test func twoProportionZTest() {
-        let result = HypothesisTests.twoProportion(control: ArmSummary(successes: 200, count: 10_000),
-                                                   treatment: ArmSummary(successes: 300, count: 10_000))
+        let result = HypothesisTests.twoProportion(
+            control: ArmSummary(successes: 200, count: 10_000),
+            treatment: ArmSummary(successes: 300, count: 10_000))
         #expect(close(result.statistic, 4.529108136578382))
         #expect(close(result.pValue, 5.923317990312188e-06, 1e-9))
         #expect(close(result.lift, 0.5, 1e-12))
@@ -61,7 +62,8 @@ import Testing
     /// Means 10 (var 25, n 400) and 11 (var 36, n 350): t = 1/√(25/400 + 36/350) = 2.4591698190048006,
     /// Welch–Satterthwaite df = 681.7999436582159, p = 2·t.sf(t, df) = 0.014173186947729484.
     @Test func welchTTest() {
-        let control = ArmSummary(count: 400, mean: 10, variance: 25), treatment = ArmSummary(count: 350, mean: 11, variance: 36)
+        let control = ArmSummary(count: 400, mean: 10, variance: 25)
+        let treatment = ArmSummary(count: 350, mean: 11, variance: 36)
         #expect(close(HypothesisTests.welchDegreesOfFreedom(control, treatment), 681.7999436582159, 1e-6))
         let result = HypothesisTests.welch(control: control, treatment: treatment)
         #expect(close(result.statistic, 2.4591698190048006))

@@ -39,8 +39,9 @@ struct StorageTests {
         await database.close()
     }
 
-    @Test("facts are idempotent: the same version twice is stored once, a new version is stored beside it",
-          arguments: TestDatabase.available)
+    @Test(
+        "facts are idempotent: the same version twice is stored once, a new version is stored beside it",
+        arguments: TestDatabase.available)
     func idempotentFacts(kind: TestDatabase) async throws {
         let database = try await Self.database(kind)
         let inserted = try await database.writing { session in
@@ -73,15 +74,17 @@ struct StorageTests {
         await database.close()
     }
 
-    @Test("every audit action reads back as written; an unknown one is reported as corrupt, not guessed",
-          arguments: TestDatabase.available)
+    @Test(
+        "every audit action reads back as written; an unknown one is reported as corrupt, not guessed",
+        arguments: TestDatabase.available)
     func audit(kind: TestDatabase) async throws {
         let database = try await Self.database(kind)
         try await database.writing { session in
             for (offset, action) in AuditAction.allCases.enumerated() {
-                try await session.insertAudit(AuditRecord(
-                    appId: "app_1", action: action, originalTransactionId: "1000", fromCustomer: "a", toCustomer: "b",
-                    detail: "step \(offset)", at: Int64(offset)))
+                try await session.insertAudit(
+                    AuditRecord(
+                        appId: "app_1", action: action, originalTransactionId: "1000", fromCustomer: "a", toCustomer: "b",
+                        detail: "step \(offset)", at: Int64(offset)))
             }
         }
         let rows = try await database.reading { try await $0.audit(app: "app_1") }

@@ -6,9 +6,10 @@ import HummingbirdTesting
 import NIOCore
 import Storage
 import StorekeeperCore
-@testable import StorekeeperServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import StorekeeperServer
 
 @Suite("Admin, system endpoints and the schema")
 struct AdminTests {
@@ -16,13 +17,17 @@ struct AdminTests {
     func products() async throws {
         let h = try await Harness.make(.sqlite)
         try await h.test { client in
-            let catalog = try decode(Catalog.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/products", method: .get, headers: headers(h.app.secretKey)))
+            let catalog = try decode(
+                Catalog.self,
+                try await client.execute(uri: "/v1/apps/\(h.app.appId)/products", method: .get, headers: headers(h.app.secretKey)))
             #expect(catalog.products.count == 3)
             let replaced = try await client.execute(
                 uri: "/v1/apps/\(h.app.appId)/products", method: .put, headers: headers(h.app.secretKey),
                 body: ByteBuffer(string: #"{"products":[{"id":"gold","type":"nonConsumable","entitlements":["gold"]}]}"#))
             #expect(replaced.status == .ok)
-            let entitlements = try decode(AppAdminController.EntitlementList.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/entitlements", method: .get, headers: headers(h.app.secretKey)))
+            let entitlements = try decode(
+                AppAdminController.EntitlementList.self,
+                try await client.execute(uri: "/v1/apps/\(h.app.appId)/entitlements", method: .get, headers: headers(h.app.secretKey)))
             #expect(entitlements.entitlements.first?.id == "gold")
             let duplicate = try await client.execute(
                 uri: "/v1/apps/\(h.app.appId)/products", method: .put, headers: headers(h.app.secretKey),
@@ -33,11 +38,13 @@ struct AdminTests {
                 body: ByteBuffer(string: #"{"environments":["Production"]}"#))
             #expect(production.status == .badRequest)
             #expect(String(buffer: production.body).contains("appAppleId"))
-            let bundle = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
-                                                  body: ByteBuffer(string: #"{"bundleId":"x"}"#))
+            let bundle = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
+                body: ByteBuffer(string: #"{"bundleId":"x"}"#))
             #expect(bundle.status == .badRequest)
-            let policy = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
-                                                  body: ByteBuffer(string: #"{"transferPolicy":"keep","appAppleId":42,"environments":["Sandbox","Production"]}"#))
+            let policy = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
+                body: ByteBuffer(string: #"{"transferPolicy":"keep","appAppleId":42,"environments":["Sandbox","Production"]}"#))
             #expect(policy.status == .ok)
             #expect(try decode(AppConfiguration.View.self, policy).transferPolicy == .keep)
         }
@@ -61,15 +68,19 @@ struct AdminTests {
     @Test("every route is in the OpenAPI document, and every documented operation is a route")
     func openAPIMatchesRoutes() async throws {
         let h = try await Harness.make(.sqlite)
-        let routes = Set(buildRouter(h.core).routes.map { route in
-            let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
-            return "\(route.method.rawValue.lowercased()) /" + path.joined(separator: "/")
-        })
+        let routes = Set(
+            buildRouter(h.core).routes.map { route in
+                let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
+                return "\(route.method.rawValue.lowercased()) /" + path.joined(separator: "/")
+            })
         var documented: Set<String> = []
         var currentPath: String?
         var inPaths = false
         for line in OpenAPIDocument.yaml.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line == "paths:" { inPaths = true; continue }
+            if line == "paths:" {
+                inPaths = true
+                continue
+            }
             guard inPaths else { continue }
             if line.hasPrefix("  /"), line.hasSuffix(":") {
                 currentPath = String(line.dropFirst(2).dropLast())
@@ -79,7 +90,9 @@ struct AdminTests {
             }
         }
         #expect(!routes.isEmpty)
-        #expect(routes == documented, "only routed: \(routes.subtracting(documented).sorted()); only documented: \(documented.subtracting(routes).sorted())")
+        #expect(
+            routes == documented,
+            "only routed: \(routes.subtracting(documented).sorted()); only documented: \(documented.subtracting(routes).sorted())")
         await h.close()
     }
 

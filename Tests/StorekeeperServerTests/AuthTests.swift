@@ -5,9 +5,10 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import StorekeeperCore
-@testable import StorekeeperServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import StorekeeperServer
 
 @Suite("Auth")
 struct AuthTests {
@@ -16,11 +17,13 @@ struct AuthTests {
         let h = try await Harness.make(.sqlite)
         let other = try await h.core.administration.create(Harness.config())
         h.clock.set(at(1))
-        let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "alice")
+        let purchase = Purchase(
+            transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "alice")
         try await h.test { client in
             // Alice buys in app A only.
-            _ = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
-                                         body: body(["signedTransaction": try purchase.signed()]))
+            _ = try await client.execute(
+                uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
 
             let noKey = try await client.customer("alice", key: "")
             #expect(noKey.status == .unauthorized)
@@ -39,9 +42,11 @@ struct AuthTests {
             #expect(try await client.customer("alice", key: swapped).status == .unauthorized)
 
             // Public keys never reach admin endpoints.
-            for (uri, method) in [("/v1/apps/\(h.app.appId)", HTTPRequest.Method.get), ("/v1/apps/\(h.app.appId)/events", .get),
-                                  ("/v1/apps/\(h.app.appId)/products", .get), ("/v1/customers/alice/events", .get),
-                                  ("/v1/subscribers/alice", .get)] {
+            for (uri, method) in [
+                ("/v1/apps/\(h.app.appId)", HTTPRequest.Method.get), ("/v1/apps/\(h.app.appId)/events", .get),
+                ("/v1/apps/\(h.app.appId)/products", .get), ("/v1/customers/alice/events", .get),
+                ("/v1/subscribers/alice", .get),
+            ] {
                 let response = try await client.execute(uri: uri, method: method, headers: headers(h.app.publicKey))
                 #expect(response.status == .forbidden, "\(uri)")
                 #expect(try errorCode(response) == "forbidden")
@@ -60,16 +65,18 @@ struct AuthTests {
     func rotation() async throws {
         let h = try await Harness.make(.sqlite)
         try await h.test { client in
-            let rotated = try await client.execute(uri: "/v1/apps/\(h.app.appId)/keys/rotate", method: .post,
-                                                   headers: headers(h.app.secretKey), body: body(["kind": "public"]))
+            let rotated = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/keys/rotate", method: .post,
+                headers: headers(h.app.secretKey), body: body(["kind": "public"]))
             #expect(rotated.status == .created)
             let newKey = try decode(RotatedKey.self, rotated).key
             #expect(newKey.hasPrefix("pk_"))
             #expect(try await client.customer("alice", key: h.app.publicKey).status == .unauthorized)
             #expect(try await client.customer("alice", key: newKey).status == .ok)
 
-            let patched = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
-                                                   body: body(["sharedSecret": "s3cr3t-shared"]))
+            let patched = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: headers(h.app.secretKey),
+                body: body(["sharedSecret": "s3cr3t-shared"]))
             #expect(patched.status == .ok)
             let view = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .get, headers: headers(h.app.secretKey))
             let text = String(buffer: view.body)

@@ -7,9 +7,10 @@ import HummingbirdTesting
 import NIOCore
 import Storage
 import StorekeeperCore
-@testable import StorekeeperServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import StorekeeperServer
 
 @Suite("Customer API")
 struct CustomerAPITests {
@@ -19,27 +20,32 @@ struct CustomerAPITests {
         h.clock.set(at(2))
         let purchase = Purchase(transactionId: "500", originalTransactionId: "500", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            let alice = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
-                                                 body: body(["signedTransaction": try purchase.signed()]))
+            let alice = try await client.execute(
+                uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             #expect(alice.status == .ok)
             #expect(try customer(alice).state == .active)
             // Restoring on another account moves it (the default policy).
-            let bob = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
-                                               body: body(["signedTransaction": try purchase.signed()]))
+            let bob = try await client.execute(
+                uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             #expect(try customer(bob).state == .active)
             #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .new)
             #expect(try await client.auditActions(h) == ["transfer"])
 
             // Bad posts.
-            let both = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
-                                                body: body(["signedTransaction": "a", "receipt": "b"]))
+            let both = try await client.execute(
+                uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": "a", "receipt": "b"]))
             #expect(both.status == .badRequest)
-            let forged = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
-                                                  body: body(["signedTransaction": try purchase.signed(by: forgerCA)]))
+            let forged = try await client.execute(
+                uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed(by: forgerCA)]))
             #expect(forged.status == .badRequest)
             #expect(try errorCode(forged) == "verificationFailure")
-            let reserved = try await client.execute(uri: "/v1/customers/$anonymous:1/transactions", method: .post,
-                                                    headers: headers(h.app.publicKey), body: body(["signedTransaction": try purchase.signed()]))
+            let reserved = try await client.execute(
+                uri: "/v1/customers/$anonymous:1/transactions", method: .post,
+                headers: headers(h.app.publicKey), body: body(["signedTransaction": try purchase.signed()]))
             #expect(reserved.status == .badRequest)
         }
     }
@@ -50,10 +56,12 @@ struct CustomerAPITests {
         h.clock.set(at(2))
         let purchase = Purchase(transactionId: "600", originalTransactionId: "600", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            _ = try await client.execute(uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
-                                         body: body(["signedTransaction": try purchase.signed()]))
-            let bob = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
-                                               body: body(["signedTransaction": try purchase.signed()]))
+            _ = try await client.execute(
+                uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
+            let bob = try await client.execute(
+                uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             #expect(bob.status == .conflict)
             #expect(try errorCode(bob) == "transaction_owned")
             #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .active)
@@ -67,14 +75,17 @@ struct CustomerAPITests {
         h.clock.set(at(2))
         let purchase = Purchase(transactionId: "700", originalTransactionId: "700", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            _ = try await client.execute(uri: "/v1/customers/$device:123/transactions", method: .post, headers: headers(h.app.publicKey),
-                                         body: body(["signedTransaction": try purchase.signed()]))
-            let merged = try await client.execute(uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
-                                                  body: body(["alias": "$device:123"]))
+            _ = try await client.execute(
+                uri: "/v1/customers/$device:123/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
+            let merged = try await client.execute(
+                uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
+                body: body(["alias": "$device:123"]))
             #expect(merged.status == .ok)
             #expect(try customer(merged).state == .active)
             // Both names now read the same customer.
-            #expect(try customer(try await client.customer("$device:123", key: h.app.publicKey)).customer.entitlements
+            #expect(
+                try customer(try await client.customer("$device:123", key: h.app.publicKey)).customer.entitlements
                     == (try customer(try await client.customer("carol", key: h.app.publicKey)).customer.entitlements))
             #expect(try await client.auditActions(h) == ["merge"])
         }
@@ -87,11 +98,13 @@ struct CustomerAPITests {
         let purchase = Purchase(transactionId: "710", originalTransactionId: "710", purchase: at(0), expires: at(30), signed: at(0))
         let orphan = Purchase(transactionId: "720", originalTransactionId: "720", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            _ = try await client.execute(uri: "/v1/customers/victim/transactions", method: .post, headers: headers(h.app.publicKey),
-                                         body: body(["signedTransaction": try purchase.signed()]))
+            _ = try await client.execute(
+                uri: "/v1/customers/victim/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             for alias in ["victim", "future-user@example.com", "$anonymous:720"] {
-                let taken = try await client.execute(uri: "/v1/customers/mallory/alias", method: .post, headers: headers(h.app.publicKey),
-                                                     body: body(["alias": alias]))
+                let taken = try await client.execute(
+                    uri: "/v1/customers/mallory/alias", method: .post, headers: headers(h.app.publicKey),
+                    body: body(["alias": alias]))
                 #expect(taken.status == .forbidden, "\(alias)")
             }
             #expect(try customer(try await client.customer("mallory", key: h.app.publicKey)).state == .new)
@@ -100,8 +113,9 @@ struct CustomerAPITests {
             try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: orphan, signed: at(0)))
             #expect(try await client.customer("$anonymous:720", key: h.app.publicKey).status == .forbidden)
             #expect(try await client.customer("$anonymous:720", key: h.app.secretKey).status == .ok)
-            let merged = try await client.execute(uri: "/v1/customers/support-case/alias", method: .post, headers: headers(h.app.secretKey),
-                                                  body: body(["alias": "$anonymous:720"]))
+            let merged = try await client.execute(
+                uri: "/v1/customers/support-case/alias", method: .post, headers: headers(h.app.secretKey),
+                body: body(["alias": "$anonymous:720"]))
             #expect(merged.status == .ok)
             #expect(try customer(merged).state == .active)
         }
@@ -113,8 +127,9 @@ struct CustomerAPITests {
         let purchase = Purchase(transactionId: "800", originalTransactionId: "800", purchase: at(0), expires: at(0) + 30_000, signed: at(0))
         h.clock.set(at(0) + 10_000)
         try await h.test { client in
-            let posted = try await client.execute(uri: "/v1/customers/dan/transactions", method: .post, headers: headers(h.app.publicKey),
-                                                  body: body(["signedTransaction": try purchase.signed()]))
+            let posted = try await client.execute(
+                uri: "/v1/customers/dan/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             #expect(posted.status == .ok)
             let first = try await client.customer("dan", key: h.app.publicKey)
             let etag = try #require(first.headers[.eTag])
@@ -146,8 +161,11 @@ struct CustomerAPITests {
             // On PostgreSQL the stream shows an event once no older transaction in the cluster is still running (other
             // tests' included), so the last events can take a moment to appear: poll, as a consumer would.
             for _ in 0..<200 {
-                let page = try decode(EventPage.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=\(cursor)&limit=2", method: .get,
-                                                             headers: headers(h.app.secretKey)))
+                let page = try decode(
+                    EventPage.self,
+                    try await client.execute(
+                        uri: "/v1/apps/\(h.app.appId)/events?after=\(cursor)&limit=2", method: .get,
+                        headers: headers(h.app.secretKey)))
                 let events = page.events
                 if events.isEmpty {
                     if seen.contains(where: { $0.hasPrefix("refunded:") }) { break }
@@ -161,10 +179,14 @@ struct CustomerAPITests {
             #expect(Set(seen).count == seen.count)
             #expect(seen.contains { $0.hasPrefix("subscription_started:") })
             #expect(seen.contains { $0.hasPrefix("refunded:") })
-            let customerPage = try decode(EventPage.self, try await client.execute(uri: "/v1/customers/\(WebhookTests.token.lowercased())/events", method: .get,
-                                                             headers: headers(h.app.secretKey)))
+            let customerPage = try decode(
+                EventPage.self,
+                try await client.execute(
+                    uri: "/v1/customers/\(WebhookTests.token.lowercased())/events", method: .get,
+                    headers: headers(h.app.secretKey)))
             #expect(customerPage.events.map(\.event.id).sorted() == seen.sorted())
-            let bad = try await client.execute(uri: "/v1/apps/\(h.app.appId)/events?after=x", method: .get, headers: headers(h.app.secretKey))
+            let bad = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/events?after=x", method: .get, headers: headers(h.app.secretKey))
             #expect(bad.status == .badRequest)
         }
     }
@@ -175,9 +197,12 @@ struct CustomerAPITests {
         h.clock.set(at(10))
         let purchase = Purchase(transactionId: "900", originalTransactionId: "900", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            _ = try await client.execute(uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
-                                         body: body(["signedTransaction": try purchase.signed()]))
-            let response = try decode(RevenueCatSubscriber.self, try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey)))
+            _ = try await client.execute(
+                uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
+            let response = try decode(
+                RevenueCatSubscriber.self,
+                try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey)))
             #expect(response.request_date_ms == at(10))
             let subscriber = response.subscriber
             #expect(subscriber.original_app_user_id == "erin")
@@ -198,15 +223,19 @@ struct CustomerAPITests {
         let application = h.application()
         try await application.test(.live) { client in
             let app = "/v1/apps/\(h.app.appId)"
-            let sk = headers(h.app.secretKey), pk = headers(h.app.publicKey)
-            let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "live")
+            let sk = headers(h.app.secretKey)
+            let pk = headers(h.app.publicKey)
+            let purchase = Purchase(
+                transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0), token: "live")
             let second = Purchase(transactionId: "2", originalTransactionId: "2", purchase: at(0), expires: at(30), signed: at(0))
             let calls: [(String, HTTPRequest.Method, HTTPFields, ByteBuffer?, HTTPResponse.Status)] = [
                 ("/health", .get, [:], nil, .ok),
                 ("/ping", .get, [:], nil, .ok),
                 ("/openapi.yaml", .get, [:], nil, .ok),
-                ("\(app)/notifications/appstore", .post, headers(nil),
-                 body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(0))]), .ok),
+                (
+                    "\(app)/notifications/appstore", .post, headers(nil),
+                    body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(0))]), .ok
+                ),
                 ("/v1/customers/live", .get, pk, nil, .ok),
                 ("/v1/customers/live/transactions", .post, pk, body(["signedTransaction": try second.signed()]), .ok),
                 ("/v1/customers/live/alias", .post, pk, body(["alias": "$device:live"]), .ok),
@@ -215,7 +244,13 @@ struct CustomerAPITests {
                 (app, .get, sk, nil, .ok),
                 (app, .patch, sk, body(["transferPolicy": "keep"]), .ok),
                 ("\(app)/products", .get, sk, nil, .ok),
-                ("\(app)/products", .put, sk, ByteBuffer(string: #"{"products":[{"id":"pro.monthly","type":"autoRenewable","group":"pro","period":"P1M","entitlements":["pro"]}]}"#), .ok),
+                (
+                    "\(app)/products", .put, sk,
+                    ByteBuffer(
+                        string:
+                            #"{"products":[{"id":"pro.monthly","type":"autoRenewable","group":"pro","period":"P1M","entitlements":["pro"]}]}"#
+                    ), .ok
+                ),
                 ("\(app)/entitlements", .get, sk, nil, .ok),
                 ("\(app)/events", .get, sk, nil, .ok),
                 ("\(app)/audit", .get, sk, nil, .ok),

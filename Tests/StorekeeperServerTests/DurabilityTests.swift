@@ -61,8 +61,9 @@ struct DurabilityTests {
         // 400 notifications, each about its own subscription.
         let payloads = try (0..<400).map { i -> (uuid: String, body: String) in
             let uuid = UUID().uuidString.lowercased()
-            let purchase = Purchase(transactionId: "\(90_000 + i)", originalTransactionId: "\(90_000 + i)", purchase: at(0),
-                                    expires: at(30), signed: at(0), token: UUID().uuidString.lowercased())
+            let purchase = Purchase(
+                transactionId: "\(90_000 + i)", originalTransactionId: "\(90_000 + i)", purchase: at(0),
+                expires: at(30), signed: at(0), token: UUID().uuidString.lowercased())
             let signed = try notification(.subscribed, .initialBuy, uuid: uuid, purchase: purchase, signed: at(0))
             let body = String(decoding: try JSONSerialization.data(withJSONObject: ["signedPayload": signed]), as: UTF8.self)
             return (uuid, body)

@@ -9,9 +9,10 @@ import HummingbirdTesting
 import NIOConcurrencyHelpers
 import NIOCore
 import StorekeeperCore
-@testable import StorekeeperServer
-import Testing
 import TestSupport
+import Testing
+
+@testable import StorekeeperServer
 
 /// The server against the simulator, in one process on a virtual clock: after every step of every library scenario,
 /// each customer's state and events on the server equal the simulator's own ground truth.
@@ -48,7 +49,8 @@ struct EndToEndTests {
                     found.append("\(name): HTTP \(response.status.code)")
                     continue
                 }
-                if let difference = TruthCheck.compare(customerBody: Data(response.body.readableBytesView), truth: truth, catalog: catalog) {
+                if let difference = TruthCheck.compare(customerBody: Data(response.body.readableBytesView), truth: truth, catalog: catalog)
+                {
                     found.append("\(name) (\(appUserId)) at \(model.now):\n\(difference)")
                 }
                 guard events else { continue }
@@ -88,7 +90,8 @@ struct EndToEndTests {
             clock.set(await store.with { $0.now })
             return try? await client.postNotification(appId, notification.signedPayload).status.code
         }
-        let player = ScenarioPlayer(store: store, delivery: Delivery(send: sender, faults: faults, seed: seed), start: at(0), clock: .virtual)
+        let player = ScenarioPlayer(
+            store: store, delivery: Delivery(send: sender, faults: faults, seed: seed), start: at(0), clock: .virtual)
         return Rig(harness: harness, store: store, player: player)
     }
 
@@ -106,7 +109,9 @@ struct EndToEndTests {
         }
         let missing = Set(ScenarioLibrary.applePairs).subtracting(seen)
         #expect(missing.isEmpty, "no scenario sends \(missing.sorted())")
-        #expect(seen.isSubset(of: Set(ScenarioLibrary.applePairs)), "labels outside Apple's list: \(seen.subtracting(ScenarioLibrary.applePairs).sorted())")
+        #expect(
+            seen.isSubset(of: Set(ScenarioLibrary.applePairs)),
+            "labels outside Apple's list: \(seen.subtracting(ScenarioLibrary.applePairs).sorted())")
     }
 
     @Test("every library scenario: the server's states and events equal the ground truth after each step", arguments: libraryCases)
@@ -117,7 +122,10 @@ struct EndToEndTests {
             for (index, step) in scenario.steps.enumerated() {
                 try await rig.player.play(step)
                 let differences = try await rig.differences(client)
-                #expect(differences.isEmpty, "\(scenario.name), step \(index + 1) (\(step.action.rawValue) on day \(step.day)):\n\(differences.joined(separator: "\n"))")
+                #expect(
+                    differences.isEmpty,
+                    "\(scenario.name), step \(index + 1) (\(step.action.rawValue) on day \(step.day)):\n\(differences.joined(separator: "\n"))"
+                )
                 if !differences.isEmpty { break }
             }
             #expect(rig.player.delivery.stats.failed == 0)
@@ -129,8 +137,9 @@ struct EndToEndTests {
         for scenario in Self.library {
             let h = try await Harness.make(.sqlite, catalog: Self.catalog)
             try await h.test { client in
-                let rig = Self.rig(scenario: scenario, client: client, harness: h,
-                                   faults: FaultPlan(duplicate: 0.3, reorder: 0.3, delay: 0.2), seed: seed)
+                let rig = Self.rig(
+                    scenario: scenario, client: client, harness: h,
+                    faults: FaultPlan(duplicate: 0.3, reorder: 0.3, delay: 0.2), seed: seed)
                 for step in scenario.steps { try await rig.player.play(step) }
                 await rig.player.drain()
                 let differences = try await rig.differences(client)
@@ -145,7 +154,9 @@ struct EndToEndTests {
 struct EndToEndReconciliationTests {
     static let signingKey = P256.Signing.PrivateKey()
 
-    @Test("with 10% of notifications dropped, reconciliation against the fake Server API brings every state back", arguments: TestDatabase.available)
+    @Test(
+        "with 10% of notifications dropped, reconciliation against the fake Server API brings every state back",
+        arguments: TestDatabase.available)
     func drops(database: TestDatabase) async throws {
         let population = Population(customers: 120, days: 200, seed: 5).scenario(catalog: EndToEndTests.catalog)
         let store = SimulatedStore(StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 77, start: at(0)))
@@ -159,7 +170,8 @@ struct EndToEndReconciliationTests {
                     clock.set(await store.with { $0.now })
                     return try? await client.postNotification(appId, notification.signedPayload).status.code
                 }
-                let player = ScenarioPlayer(store: store, delivery: Delivery(send: sender, faults: FaultPlan(drop: 0.1), seed: 9), start: at(0), clock: .virtual)
+                let player = ScenarioPlayer(
+                    store: store, delivery: Delivery(send: sender, faults: FaultPlan(drop: 0.1), seed: 9), start: at(0), clock: .virtual)
                 for step in population.steps { try await player.play(step, lenient: true) }
                 try await player.advance(to: at(200))
                 let rig = EndToEndTests.Rig(harness: h, store: store, player: player)
@@ -189,12 +201,17 @@ struct EndToEndReconciliationTests {
         let first = try #require(model.transactionOrder.first)
         let store = SimulatedStore(model)
         let received = NIOLockedValueBoxCounter()
-        let api = FakeServerAPI(store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey,
-                                webhook: { _ in received.increment(); return 200 })
+        let api = FakeServerAPI(
+            store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey,
+            webhook: { _ in
+                received.increment()
+                return 200
+            })
         let fake = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await fake.test(.live) { fakeClient in
             let port = try #require(fakeClient.port)
-            let key = try AppStoreSigningKey(pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: bundleId)
+            let key = try AppStoreSigningKey(
+                pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: bundleId)
             var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: .sandbox)
             configuration.sandboxBaseURL = "http://127.0.0.1:\(port)"
             let verifier = try SignedDataVerifier(.init(rootCertificates: [testCA.rootDER], bundleId: bundleId, environment: .sandbox))
@@ -207,11 +224,14 @@ struct EndToEndReconciliationTests {
             #expect(statuses.groups.first?.lastTransactions.first?.status == .active)
             #expect(statuses.groups.first?.lastTransactions.first?.renewalInfo?.value.autoRenewStatus == .on)
 
-            let page = try await client.notificationHistory(NotificationHistoryRequest(
-                startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100))))
+            let page = try await client.notificationHistory(
+                NotificationHistoryRequest(
+                    startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100))))
             #expect(page.items.count == 4)  // SUBSCRIBED, ONE_TIME_CHARGE, two DID_RENEW
-            let failures = try await client.notificationHistory(NotificationHistoryRequest(
-                startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100)), onlyFailures: true))
+            let failures = try await client.notificationHistory(
+                NotificationHistoryRequest(
+                    startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100)),
+                    onlyFailures: true))
             #expect(failures.items.count == 4)  // never delivered in this test
 
             let token = try await client.requestTestNotification()
@@ -232,7 +252,8 @@ struct EndToEndReconciliationTests {
             #expect(badRevision.status == .badRequest)
 
             // A token for another app is refused.
-            let other = try AppStoreSigningKey(pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: "com.other")
+            let other = try AppStoreSigningKey(
+                pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: "com.other")
             var otherConfiguration = AppStoreServerAPIClient.Configuration(key: other, environment: .sandbox)
             otherConfiguration.sandboxBaseURL = "http://127.0.0.1:\(port)"
             let stranger = AppStoreServerAPIClient(otherConfiguration, verifier: verifier, httpClient: .shared)
@@ -240,7 +261,8 @@ struct EndToEndReconciliationTests {
         }
     }
 
-    @Test("a population of 2,000 customers over a year: every state on the server equals the simulator's", arguments: TestDatabase.available)
+    @Test(
+        "a population of 2,000 customers over a year: every state on the server equals the simulator's", arguments: TestDatabase.available)
     func population(database: TestDatabase) async throws {
         let scenario = Population(customers: 2000, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
         let h = try await Harness.make(database, catalog: EndToEndTests.catalog)

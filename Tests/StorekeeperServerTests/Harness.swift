@@ -1,5 +1,6 @@
 import AppStore
 import AppStoreSimulator
+import AsyncHTTPClient
 import Entitlements
 import Foundation
 import HTTPTypes
@@ -10,10 +11,10 @@ import NIOConcurrencyHelpers
 import NIOCore
 import Storage
 import StorekeeperCore
-@testable import StorekeeperServer
-import AsyncHTTPClient
-import Testing
 import TestSupport
+import Testing
+
+@testable import StorekeeperServer
 
 extension TestDatabase: CustomTestStringConvertible {
     public var testDescription: String { rawValue }
@@ -35,7 +36,8 @@ let testCatalog = TestCatalogs.pro
 /// The simulator's CA signs everything the tests send, with Apple's chain shape and OIDs; the test app trusts its root.
 let testCA: SimulatorCA = {
     do {
-        return try SimulatorCA(name: "Storekeeper Test", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
+        return try SimulatorCA(
+            name: "Storekeeper Test", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
     } catch {
         preconditionFailure("the test CA builds: \(error)")
     }
@@ -44,7 +46,8 @@ let testCA: SimulatorCA = {
 /// A second CA, trusted by nobody: its signatures are forgeries.
 let forgerCA: SimulatorCA = {
     do {
-        return try SimulatorCA(name: "Forger", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
+        return try SimulatorCA(
+            name: "Forger", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
     } catch {
         preconditionFailure("the forger CA builds: \(error)")
     }
@@ -65,13 +68,15 @@ struct Harness: Sendable {
     ) async throws -> Harness {
         let clock = TestClock(at(0))
         let core = try await openCore(database.fresh(), clock: clock)
-        let app = try await core.administration.create(config(
-            environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
+        let app = try await core.administration.create(
+            config(
+                environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
         return Harness(core: core, clock: clock, app: app, database: database)
     }
 
     /// A core on `location`, migrated, without reconciliation, on the test's clock.
-    static func openCore(_ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared) async throws -> StorekeeperCore {
+    static func openCore(_ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared) async throws -> StorekeeperCore
+    {
         var settings = CoreSettings()
         settings.database = location
         settings.migrate = true
@@ -85,9 +90,10 @@ struct Harness: Sendable {
         environments: [String] = ["Sandbox"], appAppleId: Int64? = nil, policy: AppConfiguration.TransferPolicy = .transfer,
         serverAPI: AppConfiguration.ServerAPICredentials? = nil, bundle: String = bundleId, catalog: Catalog = testCatalog
     ) -> AppConfiguration {
-        AppConfiguration(bundleId: bundle, appAppleId: appAppleId, environments: environments,
-                         trustedRoots: [Data(testCA.rootDER).base64EncodedString()], serverAPI: serverAPI,
-                         catalog: catalog, transferPolicy: policy)
+        AppConfiguration(
+            bundleId: bundle, appAppleId: appAppleId, environments: environments,
+            trustedRoots: [Data(testCA.rootDER).base64EncodedString()], serverAPI: serverAPI,
+            catalog: catalog, transferPolicy: policy)
     }
 
     func close() async { await core.database.close() }
@@ -145,8 +151,10 @@ struct Purchase {
     func signed(by ca: SimulatorCA = testCA) throws -> String { try ca.sign(payload) }
 }
 
-func renewalInfo(original: String, product: String = "pro.monthly", autoRenew: Bool = true, signed: Int64,
-                 environment: AppStore.Environment = .sandbox, token: String? = nil) -> JWSRenewalInfoDecodedPayload {
+func renewalInfo(
+    original: String, product: String = "pro.monthly", autoRenew: Bool = true, signed: Int64,
+    environment: AppStore.Environment = .sandbox, token: String? = nil
+) -> JWSRenewalInfoDecodedPayload {
     Payloads.renewal(original, product: product, signed: signed, autoRenew: autoRenew, environment: environment, token: token)
 }
 
@@ -240,8 +248,9 @@ extension TestClientProtocol {
 
     @discardableResult
     func postNotification(_ app: String, _ signedPayload: String) async throws -> TestResponse {
-        try await execute(uri: "/v1/apps/\(app)/notifications/appstore", method: .post, headers: headers(nil),
-                          body: body(["signedPayload": signedPayload]))
+        try await execute(
+            uri: "/v1/apps/\(app)/notifications/appstore", method: .post, headers: headers(nil),
+            body: body(["signedPayload": signedPayload]))
     }
 
     func customer(_ appUserId: String, key: String, query: String = "") async throws -> TestResponse {

@@ -7,9 +7,10 @@ import HummingbirdTesting
 import NIOCore
 import Storage
 import StorekeeperCore
-@testable import StorekeeperServer
 import TestSupport
 import Testing
+
+@testable import StorekeeperServer
 
 @Suite("App Store webhook")
 struct WebhookTests {
@@ -17,26 +18,33 @@ struct WebhookTests {
 
     /// A subscription's life: bought, renewed twice, then refunded; every notification carries its transaction.
     static func lifecycle(token: String? = token) throws -> [String] {
-        let first = Purchase(transactionId: "1000", originalTransactionId: "1000", purchase: at(0), expires: at(30), signed: at(0), token: token)
-        let second = Purchase(transactionId: "1001", originalTransactionId: "1000", purchase: at(30), expires: at(60), signed: at(30), token: token)
-        let third = Purchase(transactionId: "1002", originalTransactionId: "1000", purchase: at(60), expires: at(90), signed: at(60), token: token)
+        let first = Purchase(
+            transactionId: "1000", originalTransactionId: "1000", purchase: at(0), expires: at(30), signed: at(0), token: token)
+        let second = Purchase(
+            transactionId: "1001", originalTransactionId: "1000", purchase: at(30), expires: at(60), signed: at(30), token: token)
+        let third = Purchase(
+            transactionId: "1002", originalTransactionId: "1000", purchase: at(60), expires: at(90), signed: at(60), token: token)
         var refunded = third
         refunded.revocation = at(70)
         refunded.signed = at(70)
         return [
-            try notification(.subscribed, .initialBuy, purchase: first, renewal: renewalInfo(original: "1000", signed: at(0)), signed: at(0)),
+            try notification(
+                .subscribed, .initialBuy, purchase: first, renewal: renewalInfo(original: "1000", signed: at(0)), signed: at(0)),
             try notification(.didRenew, purchase: second, renewal: renewalInfo(original: "1000", signed: at(30)), signed: at(30)),
             try notification(.didRenew, purchase: third, renewal: renewalInfo(original: "1000", signed: at(60)), signed: at(60)),
             try notification(.refund, purchase: refunded, signed: at(70)),
         ]
     }
 
-    @Test("a notification is stored, its customer found by appAccountToken, and the state answers at once", arguments: TestDatabase.available)
+    @Test(
+        "a notification is stored, its customer found by appAccountToken, and the state answers at once", arguments: TestDatabase.available)
     func applied(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(10))
-        let purchase = Purchase(transactionId: "1000", originalTransactionId: "1000", purchase: at(0), expires: at(30), signed: at(0), token: Self.token)
-        let signed = try notification(.subscribed, .initialBuy, purchase: purchase, renewal: renewalInfo(original: "1000", signed: at(0)), signed: at(0))
+        let purchase = Purchase(
+            transactionId: "1000", originalTransactionId: "1000", purchase: at(0), expires: at(30), signed: at(0), token: Self.token)
+        let signed = try notification(
+            .subscribed, .initialBuy, purchase: purchase, renewal: renewalInfo(original: "1000", signed: at(0)), signed: at(0))
         try await h.test { client in
             let response = try await client.postNotification(h.app.appId, signed)
             #expect(response.status == .ok)
@@ -70,7 +78,9 @@ struct WebhookTests {
             try await client.postNotification(h.app.appId, signed[0])
             try await client.postNotification(h.app.appId, signed[1])
             let once = try customer(try await client.customer(Self.token.lowercased(), key: h.app.publicKey)).customer
-            let eventsOnce = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
+            let eventsOnce = try await h.core.database.reading {
+                try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false)
+            }
             for _ in 0..<10 {
                 let response = try await client.postNotification(h.app.appId, signed[1])
                 #expect(response.status == .ok)
@@ -78,7 +88,9 @@ struct WebhookTests {
             }
             let again = try customer(try await client.customer(Self.token.lowercased(), key: h.app.publicKey)).customer
             #expect(once == again)
-            let eventsAgain = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
+            let eventsAgain = try await h.core.database.reading {
+                try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false)
+            }
             #expect(eventsAgain.map(\.eventId) == eventsOnce.map(\.eventId))
             #expect(try await h.core.database.reading { try await $0.notificationCount(app: h.app.appId) } == 2)
         }
@@ -102,8 +114,10 @@ struct WebhookTests {
                 #expect(try customer(response)[entitlement: "pro"]?.active == false)
                 // Events that early, partial facts suggested (a renewal seen before its purchase looks like a start)
                 // are retracted once the facts are complete: the standing events are the same in every order.
-                let events = try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false) }
-                    .filter { $0.retractedAt == nil }.map(\.eventId).sorted()
+                let events = try await h.core.database.reading {
+                    try await $0.events(app: h.app.appId, after: .start, limit: 1000, settledOnly: false)
+                }
+                .filter { $0.retractedAt == nil }.map(\.eventId).sorted()
                 return (state: try customer(response).customer, events: events)
             }
             #expect(result.events.contains { $0.hasPrefix("refunded:") })
@@ -121,11 +135,13 @@ struct WebhookTests {
         let h = try await Harness.make(database)
         let purchase = Purchase(transactionId: "1", originalTransactionId: "1", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            let forged = try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0), ca: forgerCA))
+            let forged = try await client.postNotification(
+                h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0), ca: forgerCA))
             #expect(forged.status == .badRequest)
             #expect(try errorCode(forged) == "verificationFailure")
 
-            let otherApp = try await client.postNotification(h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0), bundle: "com.other"))
+            let otherApp = try await client.postNotification(
+                h.app.appId, try notification(.subscribed, purchase: purchase, signed: at(0), bundle: "com.other"))
             #expect(otherApp.status == .forbidden)
             #expect(try errorCode(otherApp) == "invalidAppIdentifier")
 
@@ -140,8 +156,9 @@ struct WebhookTests {
             #expect(malformed.status == .badRequest)
             #expect(try errorCode(malformed) == "invalidJWTFormat")
 
-            let notJSON = try await client.execute(uri: "/v1/apps/\(h.app.appId)/notifications/appstore", method: .post,
-                                                   headers: headers(nil), body: ByteBuffer(string: "{"))
+            let notJSON = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/notifications/appstore", method: .post,
+                headers: headers(nil), body: ByteBuffer(string: "{"))
             #expect(notJSON.status == .badRequest)
             #expect(try errorCode(notJSON) == "invalid_request")
 
@@ -160,21 +177,29 @@ struct WebhookTests {
         }
     }
 
-    @Test("a notification for no known customer and no token creates an anonymous one, merged when the app posts it", arguments: TestDatabase.available)
+    @Test(
+        "a notification for no known customer and no token creates an anonymous one, merged when the app posts it",
+        arguments: TestDatabase.available)
     func anonymousThenMerged(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(5))
         let purchase = Purchase(transactionId: "2000", originalTransactionId: "2000", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
-            #expect(try await client.postNotification(h.app.appId, try notification(.subscribed, .initialBuy, purchase: purchase, signed: at(0))).status == .ok)
+            #expect(
+                try await client.postNotification(
+                    h.app.appId, try notification(.subscribed, .initialBuy, purchase: purchase, signed: at(0))
+                ).status == .ok)
             #expect(try customer(try await client.customer("$anonymous:2000", key: h.app.secretKey)).state == .active)
 
-            let posted = try await client.execute(uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
-                                                  body: body(["signedTransaction": try purchase.signed()]))
+            let posted = try await client.execute(
+                uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try purchase.signed()]))
             #expect(posted.status == .ok)
             #expect(try customer(posted).state == .active)
             // The anonymous name now leads to bob's customer, and the merge is audited.
-            let audit = try decode(AppAdminController.AuditLog.self, try await client.execute(uri: "/v1/apps/\(h.app.appId)/audit", method: .get, headers: headers(h.app.secretKey)))
+            let audit = try decode(
+                AppAdminController.AuditLog.self,
+                try await client.execute(uri: "/v1/apps/\(h.app.appId)/audit", method: .get, headers: headers(h.app.secretKey)))
             #expect(audit.audit.contains { $0.action == "merge" && $0.originalTransactionId == "2000" })
         }
     }

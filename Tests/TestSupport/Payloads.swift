@@ -29,9 +29,15 @@ public enum Payloads {
         t.inAppOwnershipType = ownership
         t.appAccountToken = token
         switch period {
-        case .trial: t.offerType = .introductoryOffer; t.offerDiscountType = .freeTrial
-        case .intro: t.offerType = .introductoryOffer; t.offerDiscountType = .payAsYouGo
-        case .promo: t.offerType = .promotionalOffer; t.offerIdentifier = "promo"
+        case .trial:
+            t.offerType = .introductoryOffer
+            t.offerDiscountType = .freeTrial
+        case .intro:
+            t.offerType = .introductoryOffer
+            t.offerDiscountType = .payAsYouGo
+        case .promo:
+            t.offerType = .promotionalOffer
+            t.offerIdentifier = "promo"
         case .offerCode: t.offerType = .offerCode
         case .winBack: t.offerType = .winBackOffer
         case .regular: break

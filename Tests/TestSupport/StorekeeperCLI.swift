@@ -29,7 +29,9 @@ public enum StorekeeperCLI {
         let process = Process()
         process.executableURL = try binary(near: bundle)
         process.arguments = arguments
-        let out = Pipe(), err = Pipe(), input = Pipe()
+        let out = Pipe()
+        let err = Pipe()
+        let input = Pipe()
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input

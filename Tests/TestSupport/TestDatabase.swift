@@ -33,4 +33,3 @@ public struct HarnessError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
-

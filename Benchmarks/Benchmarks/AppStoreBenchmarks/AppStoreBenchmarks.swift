@@ -144,7 +144,7 @@ let benchmarks: @Sendable () -> Void = {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Tests/AppStoreTests/Fixtures/receipts/receipt-sandbox-g5")
         guard let text = try? Data(contentsOf: path), let receipt = Data(base64Encoded: text, options: .ignoreUnknownCharacters),
-              let verifier = try? ReceiptVerifier()
+            let verifier = try? ReceiptVerifier()
         else {
             print("the receipt fixture could not be read at \(path.path)")
             return

@@ -6,7 +6,8 @@ import Foundation
 let day: Int64 = 86_400_000
 let start: Int64 = 1_767_225_600_000
 
-func transaction(_ id: Int, original: Int, product: String, from: Int64, to: Int64?, reason: TransactionReason, trial: Bool = false) -> Fact {
+func transaction(_ id: Int, original: Int, product: String, from: Int64, to: Int64?, reason: TransactionReason, trial: Bool = false) -> Fact
+{
     var t = JWSTransactionDecodedPayload()
     t.transactionId = String(2_000_000_000 + id)
     t.originalTransactionId = String(2_000_000_000 + original)
@@ -40,11 +41,14 @@ func renewal(original: Int, signed: Int64, autoRenew: Bool) -> Fact {
     return .renewalInfo(r)
 }
 
-func notification(_ type: NotificationType, _ subtype: NotificationSubtype?, uuid: Int, signed: Int64, original: Int, transaction: Int) -> Fact {
-    .notification(NotificationFact(
-        notificationType: type, subtype: subtype, notificationUUID: "5d1f1c1e-0000-4000-8000-\(String(100_000_000_000 + uuid))",
-        signedDate: Timestamp(millisecondsSince1970: signed), originalTransactionId: String(2_000_000_000 + original),
-        transactionId: String(2_000_000_000 + transaction), environment: .production))
+func notification(_ type: NotificationType, _ subtype: NotificationSubtype?, uuid: Int, signed: Int64, original: Int, transaction: Int)
+    -> Fact
+{
+    .notification(
+        NotificationFact(
+            notificationType: type, subtype: subtype, notificationUUID: "5d1f1c1e-0000-4000-8000-\(String(100_000_000_000 + uuid))",
+            signedDate: Timestamp(millisecondsSince1970: signed), originalTransactionId: String(2_000_000_000 + original),
+            transactionId: String(2_000_000_000 + transaction), environment: .production))
 }
 
 /// A monthly subscriber: a free trial, then `renewals` monthly periods, with the renewal infos and notifications the
@@ -55,7 +59,8 @@ func customer(renewals: Int, chains: Int) -> [Fact] {
     for chain in 0..<chains {
         let original = id
         var from = start + Int64(chain) * 3 * day
-        facts.append(transaction(id, original: original, product: "pro.monthly", from: from, to: from + 7 * day, reason: .purchase, trial: true))
+        facts.append(
+            transaction(id, original: original, product: "pro.monthly", from: from, to: from + 7 * day, reason: .purchase, trial: true))
         facts.append(notification(.subscribed, .initialBuy, uuid: id, signed: from, original: original, transaction: id))
         from += 7 * day
         for index in 0..<renewals {
@@ -79,14 +84,17 @@ let benchmarks: @Sendable () -> Void = {
 
     let catalog: Catalog
     do {
-        catalog = try JSONDecoder().decode(Catalog.self, from: Data(#"""
-            {"products": [
-              {"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"], "level": 2},
-              {"id": "pro.yearly", "type": "autoRenewable", "group": "pro", "period": "P1Y", "entitlements": ["pro"], "level": 1},
-              {"id": "lifetime", "type": "nonConsumable", "entitlements": ["pro", "extras"]},
-              {"id": "pass.year", "type": "nonRenewing", "duration": "P1Y", "entitlements": ["pass"]}
-            ]}
-            """#.utf8))
+        catalog = try JSONDecoder().decode(
+            Catalog.self,
+            from: Data(
+                #"""
+                {"products": [
+                  {"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"], "level": 2},
+                  {"id": "pro.yearly", "type": "autoRenewable", "group": "pro", "period": "P1Y", "entitlements": ["pro"], "level": 1},
+                  {"id": "lifetime", "type": "nonConsumable", "entitlements": ["pro", "extras"]},
+                  {"id": "pass.year", "type": "nonRenewing", "duration": "P1Y", "entitlements": ["pass"]}
+                ]}
+                """#.utf8))
     } catch {
         preconditionFailure("the benchmark catalog is valid: \(error)")
     }

@@ -11,7 +11,9 @@ let benchmarks: @Sendable () -> Void = {
 
     var definition = ExperimentDefinition(
         key: "paywall-2026",
-        variants: [.init(key: "control"), .init(key: "control_check"), .init(key: "paywall_b", payload: .object(["paywall": .string("b")]))])
+        variants: [
+            .init(key: "control"), .init(key: "control_check"), .init(key: "paywall_b", payload: .object(["paywall": .string("b")])),
+        ])
     definition.seed = "paywall-2026-seed"
     let experiment = definition
     let userIds = (0..<1_000).map { "customer-\($0)-7e3fb20b-4cdb-47cc" }
@@ -36,7 +38,8 @@ let benchmarks: @Sendable () -> Void = {
             startedTrial: Double.random(in: 0..<1, using: &generator) < 0.2, paid: paid,
             revenue: paid ? Double.random(in: 4.99...49.99, using: &generator) : 0)
     }
-    Benchmark("Experiments.analyze.1M", configuration: .init(scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 10)) { benchmark in
+    Benchmark("Experiments.analyze.1M", configuration: .init(scalingFactor: .one, maxDuration: .seconds(20), maxIterations: 10)) {
+        benchmark in
         for _ in benchmark.scaledIterations {
             blackHole(Analysis.analyze(users, experiment: experiment))
         }

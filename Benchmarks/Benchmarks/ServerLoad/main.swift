@@ -16,7 +16,8 @@ guard arguments.count == 5, let customers = Int(arguments[2]), let renewals = In
 let directory = URL(fileURLWithPath: arguments[1])
 let bundleId = arguments[4]
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-let ca = try SimulatorCA(name: "Storekeeper Load", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
+let ca = try SimulatorCA(
+    name: "Storekeeper Load", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
 try Data(ca.rootDER).write(to: directory.appendingPathComponent("root.der"))
 
 let day: Int64 = 86_400_000

@@ -2,9 +2,9 @@ import AppStore
 import AppStoreSimulator
 import Dispatch
 import Foundation
-import _CryptoExtras
-@_spi(CMS) import X509
 import SwiftASN1
+@_spi(CMS) import X509
+import _CryptoExtras
 
 /// With `FUZZ_TARGET=jws` (the default), the first input byte picks what the rest is:
 /// - 0: a JWS (or webhook body) as text, verified as any kind;
@@ -26,7 +26,8 @@ struct Harness: Sendable {
         let now = Date(timeIntervalSince1970: 1_750_000_000)
         do {
             ca = try SimulatorCA(validity: now.addingTimeInterval(-86_400 * 3650)...now.addingTimeInterval(86_400 * 3650))
-            verifier = try SignedDataVerifier(.init(rootCertificates: [ca.rootDER], bundleId: "com.example.app", appAppleId: 1, environment: .production))
+            verifier = try SignedDataVerifier(
+                .init(rootCertificates: [ca.rootDER], bundleId: "com.example.app", appAppleId: 1, environment: .production))
             lenient = try SignedDataVerifier(.init(rootCertificates: [ca.rootDER], environment: .xcode))
         } catch {
             // Setting up the harness only uses constants; if it fails, there is nothing to fuzz.
@@ -58,8 +59,10 @@ struct Harness: Sendable {
             await expectOnlyVerificationErrors { try await verifier.verifyTransaction(jws) }
             await expectOnlyVerificationErrors { try await lenient.verifyTransaction(header(x5c: [rest]) + ".e30.AAAA") }
         default:
-            guard let jws = try? JWSSigner.sign(headerJSON: Data(#"{"alg":"ES256","x5c":[]}"#.utf8), payloadJSON: Data(rest), key: ca.leafKey),
-                  let signed = try? signWithChain(rest)
+            guard
+                let jws = try? JWSSigner.sign(
+                    headerJSON: Data(#"{"alg":"ES256","x5c":[]}"#.utf8), payloadJSON: Data(rest), key: ca.leafKey),
+                let signed = try? signWithChain(rest)
             else { return }
             await expectOnlyVerificationErrors { try await verifier.verifyTransaction(jws) }
             await expectOnlyVerificationErrors { try await verifier.verifyTransaction(signed) }
@@ -71,7 +74,9 @@ struct Harness: Sendable {
     }
 
     func signWithChain(_ payload: [UInt8]) throws -> String {
-        let header = #"{"alg":"ES256","x5c":["# + [ca.leafDER, ca.intermediateDER, ca.rootDER]
+        let header =
+            #"{"alg":"ES256","x5c":["#
+            + [ca.leafDER, ca.intermediateDER, ca.rootDER]
             .map { "\"\(Data($0).base64EncodedString())\"" }.joined(separator: ",") + "]}"
         return try JWSSigner.sign(headerJSON: Data(header.utf8), payloadJSON: Data(payload), key: ca.leafKey)
     }
@@ -90,7 +95,8 @@ struct ReceiptHarness: Sendable {
             leafKey = Certificate.PrivateKey(try _RSA.Signing.PrivateKey(keySize: .bits2048))
             let rootName = try DistinguishedName { CommonName("Fuzz Receipt Root") }
             let leafName = try DistinguishedName { CommonName("Fuzz Receipt Signing") }
-            let start = Date(timeIntervalSince1970: 0), end = Date(timeIntervalSince1970: 4_000_000_000)
+            let start = Date(timeIntervalSince1970: 0)
+            let end = Date(timeIntervalSince1970: 4_000_000_000)
             let root = try Certificate(
                 version: .v3, serialNumber: .init(), publicKey: rootKey.publicKey, notValidBefore: start, notValidAfter: end,
                 issuer: rootName, subject: rootName, signatureAlgorithm: .sha256WithRSAEncryption,
@@ -103,7 +109,8 @@ struct ReceiptHarness: Sendable {
             var serializer = DER.Serializer()
             try serializer.serialize(root)
             apple = try ReceiptVerifier()
-            own = try ReceiptVerifier(.init(rootCertificates: [serializer.serializedBytes], validationTime: .fixed(Date(timeIntervalSince1970: 1_750_000_000))))
+            own = try ReceiptVerifier(
+                .init(rootCertificates: [serializer.serializedBytes], validationTime: .fixed(Date(timeIntervalSince1970: 1_750_000_000))))
         } catch {
             print("receipt harness setup failed: \(error)")
             exit(1)
@@ -118,8 +125,11 @@ struct ReceiptHarness: Sendable {
             await expectOnlyVerificationErrors { try await apple.verify(rest, deviceIdentifier: UUID()) }
             await expectOnlyVerificationErrors { try await own.verify(rest) }
         case 1:
-            guard let signed = try? CMS.sign(rest, signatureAlgorithm: .sha256WithRSAEncryption, certificate: leaf,
-                                             privateKey: leafKey, detached: false) else { return }
+            guard
+                let signed = try? CMS.sign(
+                    rest, signatureAlgorithm: .sha256WithRSAEncryption, certificate: leaf,
+                    privateKey: leafKey, detached: false)
+            else { return }
             await expectOnlyVerificationErrors { try await own.verify(signed, deviceIdentifier: UUID()) }
         default:
             await expectOnlyVerificationErrors { try LegacyTransactionReceipt(base64: rest) }

@@ -1,5 +1,7 @@
 /// One item of an Advanced Commerce transaction.
 public struct AdvancedCommerceTransactionItem: Codable, Hashable, Sendable {
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    // Apple's JSON key, as Apple's own library names it.
     public var SKU: String?
     public var description: String?
     public var displayName: String?

@@ -12,5 +12,7 @@ public struct ExpirationIntent: AppleEnum {
     public static let productNotAvailable = Self(rawValue: 4)
     public static let other = Self(rawValue: 5)
 
-    public static let known: [Self] = [.customerCancelled, .billingError, .customerDidNotConsentToPriceIncrease, .productNotAvailable, .other]
+    public static let known: [Self] = [
+        .customerCancelled, .billingError, .customerDidNotConsentToPriceIncrease, .productNotAvailable, .other,
+    ]
 }

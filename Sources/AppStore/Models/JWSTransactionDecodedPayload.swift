@@ -1,3 +1,5 @@
+import struct Foundation.UUID
+
 /// A transaction as the App Store signs it (`JWSTransactionDecodedPayload`).
 ///
 /// Field names are Apple's. Instants are ``Timestamp``s (epoch ms); `price` is in milliunits of `currency`.
@@ -49,8 +51,6 @@ extension JWSTransactionDecodedPayload {
     /// `appAccountToken` as a UUID, when it is one.
     public var appAccountTokenUUID: UUID? { appAccountToken.flatMap(UUID.init(uuidString:)) }
 }
-
-import struct Foundation.UUID
 
 extension JWSTransactionDecodedPayload {
     enum CodingKeys: String, CodingKey {

@@ -26,5 +26,9 @@ public struct NotificationSubtype: AppleEnum {
     public static let activeTokenReminder = Self(rawValue: "ACTIVE_TOKEN_REMINDER")
     public static let created = Self(rawValue: "CREATED")
 
-    public static let known: [Self] = [.initialBuy, .resubscribe, .downgrade, .upgrade, .autoRenewEnabled, .autoRenewDisabled, .voluntary, .billingRetry, .priceIncrease, .gracePeriod, .pending, .accepted, .billingRecovery, .productNotForSale, .summary, .failure, .unreported, .activeTokenReminder, .created]
+    public static let known: [Self] = [
+        .initialBuy, .resubscribe, .downgrade, .upgrade, .autoRenewEnabled, .autoRenewDisabled, .voluntary, .billingRetry, .priceIncrease,
+        .gracePeriod, .pending, .accepted, .billingRecovery, .productNotForSale, .summary, .failure, .unreported, .activeTokenReminder,
+        .created,
+    ]
 }

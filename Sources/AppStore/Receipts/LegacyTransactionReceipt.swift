@@ -29,12 +29,12 @@ public struct LegacyTransactionReceipt: Hashable, Sendable, Encodable {
     public init(base64 input: [UInt8]) throws(VerificationError) {
         let text = input.filter { !($0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09) }
         guard text.count <= 1 << 20, let outer = Base64.decode(text, alphabet: .standard),
-              let outerPlist = OldStylePlist.dictionary(outer)
+            let outerPlist = OldStylePlist.dictionary(outer)
         else {
             throw .receiptFormat("the input is not a base64 legacy transaction receipt")
         }
         guard let info = outerPlist["purchase-info"], let inner = Base64.decode(info, alphabet: .standard),
-              let purchaseInfo = OldStylePlist.dictionary(inner)
+            let purchaseInfo = OldStylePlist.dictionary(inner)
         else {
             throw .receiptFormat("the legacy receipt has no readable purchase-info")
         }

@@ -23,10 +23,10 @@ enum ReceiptDate {
         }
 
         guard let year = digits(4), expect(UInt8(ascii: "-")), let month = digits(2), expect(UInt8(ascii: "-")),
-              let day = digits(2), expect(UInt8(ascii: "T")) || expect(UInt8(ascii: " ")),
-              let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2), expect(UInt8(ascii: ":")),
-              let second = digits(2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let day = digits(2), expect(UInt8(ascii: "T")) || expect(UInt8(ascii: " ")),
+            let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2), expect(UInt8(ascii: ":")),
+            let second = digits(2),
+            (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
 
         var milliseconds = 0

@@ -76,7 +76,7 @@ enum ReceiptPayload {
             }
             var iterator = fields.makeIterator()
             guard let typeNode = iterator.next(), let versionNode = iterator.next(), let valueNode = iterator.next(),
-                  typeNode.identifier == .integer, versionNode.identifier == .integer
+                typeNode.identifier == .integer, versionNode.identifier == .integer
             else { throw Invalid(reason: "an attribute lacks its type, version or value") }
             let type = try Int64(berEncoded: typeNode)
             result.append((type, try ASN1OctetString(berEncoded: valueNode).bytes))

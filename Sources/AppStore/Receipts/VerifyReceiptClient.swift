@@ -55,9 +55,11 @@ public struct VerifyReceiptClient: Sendable {
     public func verify(receiptData: String) async throws(VerifyReceiptError) -> VerifyReceiptResponse {
         let body: [UInt8]
         do {
-            body = Array(try JSONEncoder().encode(RequestBody(
-                receiptData: receiptData, password: configuration.sharedSecret,
-                excludeOldTransactions: configuration.excludeOldTransactions)))
+            body = Array(
+                try JSONEncoder().encode(
+                    RequestBody(
+                        receiptData: receiptData, password: configuration.sharedSecret,
+                        excludeOldTransactions: configuration.excludeOldTransactions)))
         } catch {
             throw VerifyReceiptError(status: nil, isRetryable: false, message: "the request could not be encoded: \(error)")
         }
@@ -66,8 +68,9 @@ public struct VerifyReceiptClient: Sendable {
         case 21007:
             let sandbox = try await post(body, to: configuration.sandboxURL)
             if sandbox.status == 21008 {
-                throw VerifyReceiptError(status: 21008, isRetryable: false,
-                                         message: "production sent the receipt to the sandbox and the sandbox sent it back")
+                throw VerifyReceiptError(
+                    status: 21008, isRetryable: false,
+                    message: "production sent the receipt to the sandbox and the sandbox sent it back")
             }
             return try Self.result(sandbox)
         default:
@@ -104,8 +107,9 @@ public struct VerifyReceiptClient: Sendable {
         do {
             return try JSONDecoder().decode(VerifyReceiptResponse.self, from: data)
         } catch {
-            throw VerifyReceiptError(status: nil, isRetryable: false,
-                                     message: "verifyReceipt's answer is not the documented JSON: \(SignedDataVerifier.describe(error))")
+            throw VerifyReceiptError(
+                status: nil, isRetryable: false,
+                message: "verifyReceipt's answer is not the documented JSON: \(SignedDataVerifier.describe(error))")
         }
     }
 }

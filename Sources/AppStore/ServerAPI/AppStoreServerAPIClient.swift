@@ -55,8 +55,9 @@ public struct AppStoreServerAPIClient: Sendable {
     public func makeToken(now: Date? = nil) throws -> String {
         let issued = Int64((now ?? configuration.clock()).timeIntervalSince1970)
         let lifetime = Int64(min(max(configuration.tokenLifetime, 1), 3600))
-        return try configuration.key.signJWT(TokenClaims(
-            iss: configuration.key.issuerId, iat: issued, exp: issued + lifetime, bid: configuration.key.bundleId))
+        return try configuration.key.signJWT(
+            TokenClaims(
+                iss: configuration.key.issuerId, iat: issued, exp: issued + lifetime, bid: configuration.key.bundleId))
     }
 
     // MARK: - Endpoints
@@ -108,15 +109,18 @@ public struct AppStoreServerAPIClient: Sendable {
                 var entry = SubscriptionStatuses.Item(status: item.status, originalTransactionId: item.originalTransactionId)
                 if let jws = item.signedTransactionInfo { entry.transaction = try await verifyTransaction(jws) }
                 if let jws = item.signedRenewalInfo {
-                    entry.renewalInfo = Signed(jws: jws, value: try await verified(jws) { () async throws(VerificationError) in
-                        try await verifier.verifyRenewalInfo(jws)
-                    })
+                    entry.renewalInfo = Signed(
+                        jws: jws,
+                        value: try await verified(jws) { () async throws(VerificationError) in
+                            try await verifier.verifyRenewalInfo(jws)
+                        })
                 }
                 items.append(entry)
             }
             groups.append(.init(subscriptionGroupIdentifier: group.subscriptionGroupIdentifier, lastTransactions: items))
         }
-        return SubscriptionStatuses(environment: response.environment, bundleId: response.bundleId, appAppleId: response.appAppleId, groups: groups)
+        return SubscriptionStatuses(
+            environment: response.environment, bundleId: response.bundleId, appAppleId: response.appAppleId, groups: groups)
     }
 
     /// Get Refund History v2: one page.
@@ -181,19 +185,23 @@ public struct AppStoreServerAPIClient: Sendable {
             .POST, "/inApps/v1/notifications/history", query: paginationToken.map { [("paginationToken", $0)] } ?? [], body: request)
         var items: [NotificationHistoryItem] = []
         for item in response.notificationHistory ?? [] {
-            items.append(NotificationHistoryItem(
-                notification: try await verifyNotification(item.signedPayload), sendAttempts: item.sendAttempts ?? []))
+            items.append(
+                NotificationHistoryItem(
+                    notification: try await verifyNotification(item.signedPayload), sendAttempts: item.sendAttempts ?? []))
         }
         return NotificationHistoryPage(paginationToken: response.paginationToken, hasMore: response.hasMore ?? false, items: items)
     }
 
     /// Get App Transaction Info.
     public func appTransactionInfo(transactionId: String) async throws(AppStoreServerAPIError) -> Signed<AppTransaction> {
-        let response: AppTransactionInfoResponse = try await call(.GET, "/inApps/v1/transactions/appTransactions/\(try segment(transactionId))")
+        let response: AppTransactionInfoResponse = try await call(
+            .GET, "/inApps/v1/transactions/appTransactions/\(try segment(transactionId))")
         let jws = response.signedAppTransactionInfo
-        return Signed(jws: jws, value: try await verified(jws) { () async throws(VerificationError) in
-            try await verifier.verifyAppTransaction(jws)
-        })
+        return Signed(
+            jws: jws,
+            value: try await verified(jws) { () async throws(VerificationError) in
+                try await verifier.verifyAppTransaction(jws)
+            })
     }
 
     /// Set App Account Token on a purchase.
@@ -209,7 +217,8 @@ public struct AppStoreServerAPIClient: Sendable {
         do {
             return try await body()
         } catch {
-            throw AppStoreServerAPIError(kind: .verification(error.code), httpStatus: 200, message: "signed data in the answer: \(error.message)")
+            throw AppStoreServerAPIError(
+                kind: .verification(error.code), httpStatus: 200, message: "signed data in the answer: \(error.message)")
         }
     }
 
@@ -225,7 +234,8 @@ public struct AppStoreServerAPIClient: Sendable {
 
     private func verifyNotification(_ jws: String?) async throws(AppStoreServerAPIError) -> Signed<VerifiedNotification>? {
         guard let jws else { return nil }
-        return Signed(jws: jws, value: try await verified(jws) { () async throws(VerificationError) in try await verifier.verifyNotification(jws) })
+        return Signed(
+            jws: jws, value: try await verified(jws) { () async throws(VerificationError) in try await verifier.verifyNotification(jws) })
     }
 
     // MARK: - HTTP
@@ -236,7 +246,7 @@ public struct AppStoreServerAPIClient: Sendable {
     /// A path segment from a caller's value, percent-encoded; one that would change the path is refused.
     private func segment(_ value: String) throws(AppStoreServerAPIError) -> String {
         guard !value.isEmpty, value != ".", value != "..",
-              let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"]))
+            let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"]))
         else {
             throw AppStoreServerAPIError(kind: .invalidRequest, httpStatus: nil, message: "'\(value)' cannot be a path segment")
         }
@@ -275,12 +285,15 @@ public struct AppStoreServerAPIClient: Sendable {
                 do {
                     return try Self.decoder.decode(Response.self, from: data)
                 } catch {
-                    throw AppStoreServerAPIError(kind: .unexpectedResponse, httpStatus: status,
-                                                 message: "the answer is not the documented JSON: \(SignedDataVerifier.describe(error))")
+                    throw AppStoreServerAPIError(
+                        kind: .unexpectedResponse, httpStatus: status,
+                        message: "the answer is not the documented JSON: \(SignedDataVerifier.describe(error))")
                 }
             }
             let error = Self.error(status: status, body: data)
-            if case .api(let code, _) = error.kind, code == AppStoreServerAPIError.rateLimitExceeded, attempt < configuration.rateLimitRetries {
+            if case .api(let code, _) = error.kind, code == AppStoreServerAPIError.rateLimitExceeded,
+                attempt < configuration.rateLimitRetries
+            {
                 let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 60)) }
                 let backoff = retryAfter ?? configuration.rateLimitBackoff * (1 << min(attempt, 10))
                 attempt += 1
@@ -295,7 +308,8 @@ public struct AppStoreServerAPIClient: Sendable {
         }
     }
 
-    private func send(_ method: HTTPMethod, _ url: String, body: [UInt8]?) async throws(AppStoreServerAPIError) -> (Int, HTTPHeaders, Data) {
+    private func send(_ method: HTTPMethod, _ url: String, body: [UInt8]?) async throws(AppStoreServerAPIError) -> (Int, HTTPHeaders, Data)
+    {
         var request = HTTPClientRequest(url: url)
         request.method = method
         do {

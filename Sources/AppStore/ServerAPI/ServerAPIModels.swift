@@ -35,7 +35,10 @@ struct HistoryResponse: Decodable {
 
 /// The filters of Get Transaction History v2.
 public struct TransactionHistoryRequest: Sendable, Hashable {
-    public enum Order: String, Sendable { case ascending = "ASCENDING", descending = "DESCENDING" }
+    public enum Order: String, Sendable {
+        case ascending = "ASCENDING"
+        case descending = "DESCENDING"
+    }
     public var startDate: Timestamp?
     public var endDate: Timestamp?
     public var productIds: [String] = []
@@ -154,7 +157,9 @@ public struct MassExtendRenewalDateRequest: Encodable, Sendable, Hashable {
     public var storefrontCountryCodes: [String]?
     public var productId: String
 
-    public init(extendByDays: Int32, extendReasonCode: Int32, requestIdentifier: String, storefrontCountryCodes: [String]? = nil, productId: String) {
+    public init(
+        extendByDays: Int32, extendReasonCode: Int32, requestIdentifier: String, storefrontCountryCodes: [String]? = nil, productId: String
+    ) {
         self.extendByDays = extendByDays
         self.extendReasonCode = extendReasonCode
         self.requestIdentifier = requestIdentifier
@@ -188,7 +193,10 @@ public struct ConsumptionRequest: Encodable, Sendable, Hashable {
     /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`.
     public var refundPreference: String?
 
-    public init(customerConsented: Bool, deliveryStatus: String, sampleContentProvided: Bool, consumptionPercentage: Int32? = nil, refundPreference: String? = nil) {
+    public init(
+        customerConsented: Bool, deliveryStatus: String, sampleContentProvided: Bool, consumptionPercentage: Int32? = nil,
+        refundPreference: String? = nil
+    ) {
         self.customerConsented = customerConsented
         self.deliveryStatus = deliveryStatus
         self.sampleContentProvided = sampleContentProvided
@@ -226,8 +234,10 @@ public struct NotificationHistoryRequest: Encodable, Sendable, Hashable {
     public var onlyFailures: Bool?
     public var transactionId: String?
 
-    public init(startDate: Timestamp, endDate: Timestamp, notificationType: NotificationType? = nil,
-                notificationSubtype: NotificationSubtype? = nil, onlyFailures: Bool? = nil, transactionId: String? = nil) {
+    public init(
+        startDate: Timestamp, endDate: Timestamp, notificationType: NotificationType? = nil,
+        notificationSubtype: NotificationSubtype? = nil, onlyFailures: Bool? = nil, transactionId: String? = nil
+    ) {
         self.startDate = startDate
         self.endDate = endDate
         self.notificationType = notificationType

@@ -20,26 +20,31 @@ extension AppStoreSigningKey {
     public static func promotionalOfferPayloadV1(
         bundleId: String, keyId: String, productId: String, offerId: String, appAccountToken: UUID?, nonce: UUID, timestamp: Int64
     ) -> String {
-        [bundleId, keyId, productId, offerId, appAccountToken?.uuidString.lowercased() ?? "", nonce.uuidString.lowercased(), String(timestamp)]
-            .joined(separator: "\u{2063}")
+        [
+            bundleId, keyId, productId, offerId, appAccountToken?.uuidString.lowercased() ?? "", nonce.uuidString.lowercased(),
+            String(timestamp),
+        ]
+        .joined(separator: "\u{2063}")
     }
 
     /// The JWS for a promotional offer in StoreKit 2 (audience `promotional-offer`).
     public func promotionalOfferSignatureV2(
         productId: String, offerIdentifier: String, transactionId: String? = nil, now: Date = Date(), nonce: UUID = UUID()
     ) throws -> String {
-        try signJWT(StoreKitRequestClaims(
-            base: .init(key: self, audience: "promotional-offer", now: now, nonce: nonce),
-            productId: productId, offerIdentifier: offerIdentifier, transactionId: transactionId, allowIntroductoryOffer: nil))
+        try signJWT(
+            StoreKitRequestClaims(
+                base: .init(key: self, audience: "promotional-offer", now: now, nonce: nonce),
+                productId: productId, offerIdentifier: offerIdentifier, transactionId: transactionId, allowIntroductoryOffer: nil))
     }
 
     /// The JWS that sets a customer's introductory-offer eligibility (audience `introductory-offer-eligibility`).
     public func introductoryOfferEligibilitySignature(
         productId: String, allowIntroductoryOffer: Bool, transactionId: String, now: Date = Date(), nonce: UUID = UUID()
     ) throws -> String {
-        try signJWT(StoreKitRequestClaims(
-            base: .init(key: self, audience: "introductory-offer-eligibility", now: now, nonce: nonce),
-            productId: productId, offerIdentifier: nil, transactionId: transactionId, allowIntroductoryOffer: allowIntroductoryOffer))
+        try signJWT(
+            StoreKitRequestClaims(
+                base: .init(key: self, audience: "introductory-offer-eligibility", now: now, nonce: nonce),
+                productId: productId, offerIdentifier: nil, transactionId: transactionId, allowIntroductoryOffer: allowIntroductoryOffer))
     }
 }
 

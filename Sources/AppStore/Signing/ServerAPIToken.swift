@@ -18,20 +18,20 @@ public struct ServerAPITokenClaims: Decodable, Sendable, Hashable {
     ) -> ServerAPITokenClaims? {
         let parts = token.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard parts.count == 3,
-              let header = Base64.decode(Array(parts[0]), alphabet: .url),
-              let payload = Base64.decode(Array(parts[1]), alphabet: .url),
-              let signature = Base64.decode(Array(parts[2]), alphabet: .url),
-              (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "ES256",
-              let claims = try? JSONDecoder().decode(ServerAPITokenClaims.self, from: Data(payload))
+            let header = Base64.decode(Array(parts[0]), alphabet: .url),
+            let payload = Base64.decode(Array(parts[1]), alphabet: .url),
+            let signature = Base64.decode(Array(parts[2]), alphabet: .url),
+            (try? JSONDecoder().decode([String: String].self, from: Data(header)))?["alg"] == "ES256",
+            let claims = try? JSONDecoder().decode(ServerAPITokenClaims.self, from: Data(payload))
         else { return nil }
         let seconds = Int64(now.timeIntervalSince1970)
         guard claims.aud == "appstoreconnect-v1", claims.bid == bundleId, claims.iat <= seconds + 60, claims.exp > seconds,
-              claims.exp - claims.iat <= 3600
+            claims.exp - claims.iat <= 3600
         else { return nil }
         if let publicKey {
             let signingInput = Data(parts[0]) + Data(".".utf8) + Data(parts[1])
             guard let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-                  publicKey.isValidSignature(ecdsa, for: signingInput)
+                publicKey.isValidSignature(ecdsa, for: signingInput)
             else { return nil }
         }
         return claims

@@ -31,9 +31,13 @@ public struct CustomerTruth: Codable, Hashable, Sendable, CustomStringConvertibl
     public var purchases: [Purchase]
 
     public var description: String {
-        var lines = ["state=\(state.rawValue) billingIssue=\(billingIssue) entitlements=\(entitlements.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))"]
+        var lines = [
+            "state=\(state.rawValue) billingIssue=\(billingIssue) entitlements=\(entitlements.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ","))"
+        ]
         for s in subscriptions {
-            lines.append("  sub \(s.originalTransactionId) \(s.productId) \(s.status.rawValue) expires=\(s.expiresDate.map(String.init) ?? "-") willRenew=\(s.willRenew) next=\(s.autoRenewProductId ?? "-") \(s.ownership.rawValue) reason=\(s.expirationReason?.rawValue ?? "-")")
+            lines.append(
+                "  sub \(s.originalTransactionId) \(s.productId) \(s.status.rawValue) expires=\(s.expiresDate.map(String.init) ?? "-") willRenew=\(s.willRenew) next=\(s.autoRenewProductId ?? "-") \(s.ownership.rawValue) reason=\(s.expirationReason?.rawValue ?? "-")"
+            )
         }
         for p in purchases {
             lines.append("  once \(p.transactionId) \(p.productId) active=\(p.active.map(String.init) ?? "-") revoked=\(p.revoked)")
@@ -76,7 +80,9 @@ extension StoreModel {
         var entitlements: [String: Bool] = [:]
         for id in app.catalog.entitlementIds { entitlements[id] = false }
         var subscriptions: [CustomerTruth.Subscription] = []
-        var anyActive = false, anyEver = false, billingIssue = false
+        var anyActive = false
+        var anyEver = false
+        var billingIssue = false
         for s in self.subscriptions(of: name) where !s.periods.isEmpty {
             let id = s.originalTransactionId
             anyEver = true
@@ -88,12 +94,13 @@ extension StoreModel {
                 for entitlement in app.catalog[shown.productId]?.entitlements ?? [] { entitlements[entitlement] = true }
             }
             let expires = s.periods.filter { $0.revocation == nil && !$0.upgraded }.map(\.end).max() ?? s.last.end
-            subscriptions.append(CustomerTruth.Subscription(
-                originalTransactionId: id, productId: shown.productId, status: s.status,
-                expiresDate: s.status == .revoked ? nil : expires, willRenew: s.renewing && s.autoRenew,
-                autoRenewProductId: s.renewing && s.autoRenew && s.autoRenewProductId != shown.productId ? s.autoRenewProductId : nil,
-                ownership: s.ownership == .familyShared ? .familyShared : .purchased,
-                expirationReason: s.status == .expired ? s.expirationReason : nil))
+            subscriptions.append(
+                CustomerTruth.Subscription(
+                    originalTransactionId: id, productId: shown.productId, status: s.status,
+                    expiresDate: s.status == .revoked ? nil : expires, willRenew: s.renewing && s.autoRenew,
+                    autoRenewProductId: s.renewing && s.autoRenew && s.autoRenewProductId != shown.productId ? s.autoRenewProductId : nil,
+                    ownership: s.ownership == .familyShared ? .familyShared : .purchased,
+                    expirationReason: s.status == .expired ? s.expirationReason : nil))
         }
         var purchases: [CustomerTruth.Purchase] = []
         for o in self.purchases(of: name) {
@@ -141,13 +148,15 @@ extension StoreModel {
             case .revoked: summary.revoked += 1
             }
             for p in s.periods where p.price > 0 {
-                summary.revenue[p.currency, default: 0] += p.revocation.map { r in r.percentage.map { p.price * Int64(100_000 - $0) / 100_000 } ?? 0 } ?? p.price
+                summary.revenue[p.currency, default: 0] +=
+                    p.revocation.map { r in r.percentage.map { p.price * Int64(100_000 - $0) / 100_000 } ?? 0 } ?? p.price
             }
         }
         for id in oneTimeOrder {
             guard let o = oneTime[id] else { continue }
             summary.oneTimePurchases += 1
-            summary.revenue[o.currency, default: 0] += o.revocation.map { r in r.percentage.map { o.price * Int64(100_000 - $0) / 100_000 } ?? 0 } ?? o.price
+            summary.revenue[o.currency, default: 0] +=
+                o.revocation.map { r in r.percentage.map { o.price * Int64(100_000 - $0) / 100_000 } ?? 0 } ?? o.price
         }
         summary.notifications = history.count
         return summary

@@ -18,7 +18,11 @@ extension StoreModel {
         guard let customer = owner(ofTransaction: id) else { return nil }
         let ids = subscriptions(of: customer).flatMap { $0.periods.map(\.transactionId) } + (customers[customer]?.purchaseIds ?? [])
         return ids.compactMap { transactions[$0] }
-            .sorted { ($0.value.purchaseDate?.millisecondsSince1970 ?? 0, $0.value.transactionId ?? "") < ($1.value.purchaseDate?.millisecondsSince1970 ?? 0, $1.value.transactionId ?? "") }
+            .sorted {
+                ($0.value.purchaseDate?.millisecondsSince1970 ?? 0, $0.value.transactionId ?? "") < (
+                    $1.value.purchaseDate?.millisecondsSince1970 ?? 0, $1.value.transactionId ?? ""
+                )
+            }
             .map(\.jws)
     }
 

@@ -55,10 +55,14 @@ extension StoreModel {
     /// Apple refunds a purchase (`REFUND`): its transaction is signed again with `revocationDate`, the reason
     /// (`1`: an issue with the app, `0`: other) and the type, full or prorated. A refunded subscription period is
     /// revoked, and family members lose access (`REVOKE`).
-    public mutating func refund(_ name: String, product: String?, appIssue: Bool, percentage: Int32? = nil) throws -> [SimulatedNotification] {
+    public mutating func refund(_ name: String, product: String?, appIssue: Bool, percentage: Int32? = nil) throws
+        -> [SimulatedNotification]
+    {
         if let percentage, !(1...100_000).contains(percentage) { throw StoreError("a prorated refund is 1 to 100000 milli-percent") }
-        let revocation = (date: now, reason: appIssue ? RevocationReason.appIssue : .other,
-                          type: percentage == nil ? RevocationType.refundFull : .refundProrated, percentage: percentage)
+        let revocation = (
+            date: now, reason: appIssue ? RevocationReason.appIssue : .other,
+            type: percentage == nil ? RevocationType.refundFull : .refundProrated, percentage: percentage
+        )
         switch try refundTarget(name, product: product) {
         case .once(let id):
             guard var o = oneTime[id], o.revocation == nil else { throw StoreError("that purchase is refunded already") }
@@ -118,7 +122,9 @@ extension StoreModel {
 
     /// The customer asked for a refund and Apple asks the developer for consumption information
     /// (`CONSUMPTION_REQUEST`).
-    public mutating func requestConsumption(_ name: String, product: String?, reason: ConsumptionRequestReason) throws -> [SimulatedNotification] {
+    public mutating func requestConsumption(_ name: String, product: String?, reason: ConsumptionRequestReason) throws
+        -> [SimulatedNotification]
+    {
         switch try refundTarget(name, product: product) {
         case .once(let id):
             guard let o = oneTime[id] else { return [] }
@@ -146,9 +152,11 @@ extension StoreModel {
             originalTransactionId: memberId, customer: member, group: o.group, ownership: .familyShared, sharedFrom: id,
             autoRenewProductId: o.autoRenewProductId)
         m.autoRenew = o.autoRenew
-        m.periods = [Period(
-            transactionId: memberId, webOrderLineItemId: newId(prefix: 4), productId: o.last.productId, start: now, end: o.last.end,
-            offer: .none, price: 0, currency: o.last.currency, reason: .purchase, signedAt: now)]
+        m.periods = [
+            Period(
+                transactionId: memberId, webOrderLineItemId: newId(prefix: 4), productId: o.last.productId, start: now, end: o.last.end,
+                offer: .none, price: 0, currency: o.last.currency, reason: .purchase, signedAt: now)
+        ]
         add(m)
         subscriptions[id]?.members.append(memberId)
         expect(.subscriptionStarted, member, memberId, at: now)
@@ -205,7 +213,9 @@ extension StoreModel {
     /// `METADATA_UPDATE`, `MIGRATION` and `PRICE_CHANGE` belong to the Advanced Commerce API: the simulator sends
     /// them about a customer's subscription as it stands, so that a server can be seen to store them and change
     /// nothing.
-    public mutating func advancedCommerceNotice(_ type: NotificationType, customer name: String, product: String?) throws -> [SimulatedNotification] {
+    public mutating func advancedCommerceNotice(_ type: NotificationType, customer name: String, product: String?) throws
+        -> [SimulatedNotification]
+    {
         let id = try subscriptionId(of: name, product: product)
         return [try notify(type, subscription: id, at: now)]
     }

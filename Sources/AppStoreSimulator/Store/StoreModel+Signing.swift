@@ -70,12 +70,13 @@ extension StoreModel {
         t.purchaseDate = Timestamp(millisecondsSince1970: o.start)
         t.originalPurchaseDate = Timestamp(millisecondsSince1970: o.start)
         t.quantity = o.quantity
-        t.type = switch o.kind {
-        case .consumable: .consumable
-        case .nonConsumable: .nonConsumable
-        case .nonRenewing: .nonRenewing
-        case .autoRenewable: .autoRenewable
-        }
+        t.type =
+            switch o.kind {
+            case .consumable: .consumable
+            case .nonConsumable: .nonConsumable
+            case .nonRenewing: .nonRenewing
+            case .autoRenewable: .autoRenewable
+            }
         t.appAccountToken = customer?.token
         t.inAppOwnershipType = .purchased
         t.signedDate = Timestamp(millisecondsSince1970: signedAt)
@@ -173,7 +174,9 @@ extension StoreModel {
         return try send(type, subtype, data: data, at: instant, customer: s.customer, originalTransactionId: id)
     }
 
-    mutating func notifyOneTime(_ type: NotificationType, _ o: OneTimePurchase, at instant: Int64, consumption: ConsumptionRequestReason? = nil) throws -> SimulatedNotification {
+    mutating func notifyOneTime(
+        _ type: NotificationType, _ o: OneTimePurchase, at instant: Int64, consumption: ConsumptionRequestReason? = nil
+    ) throws -> SimulatedNotification {
         let payload = oneTimePayload(o, signedAt: instant)
         let jws = try ca.sign(payload)
         record(payload, jws)

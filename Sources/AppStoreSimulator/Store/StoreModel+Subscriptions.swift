@@ -42,7 +42,9 @@ extension StoreModel {
     /// A purchase of an auto-renewable subscription: a first purchase (`SUBSCRIBED`/`INITIAL_BUY`), a
     /// resubscription to a lapsed one (`RESUBSCRIBE`), with an offer code or a promotional offer (`OFFER_REDEEMED`).
     /// Buying another product of a group the customer is subscribed in is a product change.
-    public mutating func subscribe(_ name: String, product productId: String, offer: PurchaseOffer = .none) throws -> [SimulatedNotification] {
+    public mutating func subscribe(_ name: String, product productId: String, offer: PurchaseOffer = .none) throws
+        -> [SimulatedNotification]
+    {
         let customer = try customer(name)
         let product = try product(productId)
         guard product.type == .autoRenewable, let group = product.group, let period = product.period else {
@@ -64,8 +66,10 @@ extension StoreModel {
             }
         }
         let id = existing ?? newId()
-        var s = existing.flatMap { subscriptions[$0] } ?? Subscription(
-            originalTransactionId: id, customer: name, group: group, ownership: .purchased, autoRenewProductId: productId)
+        var s =
+            existing.flatMap { subscriptions[$0] }
+            ?? Subscription(
+                originalTransactionId: id, customer: name, group: group, ownership: .purchased, autoRenewProductId: productId)
         let count: Int
         switch offer {
         case .payUpFront(let n): count = max(1, n)
@@ -134,7 +138,8 @@ extension StoreModel {
     /// at once, with a new period (`DID_CHANGE_RENEWAL_PREF`/`UPGRADE`, or `OFFER_REDEEMED`/`UPGRADE`); a crossgrade
     /// to a product of the same duration at once too; a downgrade, or a crossgrade to another duration, at the next
     /// renewal (`DOWNGRADE`). Choosing the current product again cancels a pending change (no subtype).
-    public mutating func changeProduct(_ name: String, to productId: String, offer: PurchaseOffer = .none) throws -> [SimulatedNotification] {
+    public mutating func changeProduct(_ name: String, to productId: String, offer: PurchaseOffer = .none) throws -> [SimulatedNotification]
+    {
         let customer = try customer(name)
         let target = try product(productId)
         guard let group = target.group, let period = target.period else { throw StoreError("'\(productId)' is not a subscription") }
@@ -149,7 +154,8 @@ extension StoreModel {
             subscriptions[id] = s
             return [try notify(.didChangeRenewalPref, nil, subscription: id, at: now)]
         }
-        let fromLevel = current.level ?? 0, toLevel = target.level ?? 0
+        let fromLevel = current.level ?? 0
+        let toLevel = target.level ?? 0
         let samePeriod = current.period == target.period
         let immediate = toLevel < fromLevel || (toLevel == fromLevel && samePeriod)
         guard immediate else {
@@ -178,7 +184,9 @@ extension StoreModel {
         expect(.productChanged, name, id, at: now)
         if let conversion = Self.conversion(from: previous.offer.periodType, to: offer.periodType) { expect(conversion, name, id, at: now) }
         sent.append(try notify(redeemed ? .offerRedeemed : .didChangeRenewalPref, .upgrade, subscription: id, at: now))
-        for member in s.members { sent += try mirrorRenewal(member, of: id, at: now, reason: .purchase, type: .didChangeRenewalPref, subtype: .upgrade) }
+        for member in s.members {
+            sent += try mirrorRenewal(member, of: id, at: now, reason: .purchase, type: .didChangeRenewalPref, subtype: .upgrade)
+        }
         return sent
     }
 
@@ -232,10 +240,11 @@ extension StoreModel {
             offer = pending
             s.pendingOffer = nil
         }
-        s.periods.append(Period(
-            transactionId: newId(), webOrderLineItemId: newId(prefix: 4), productId: productId, start: start,
-            end: time.end(of: period, from: start), offer: offer, price: price(productId, for: customer, offer: offer),
-            currency: customer.storefront.currency, reason: .renewal, signedAt: instant))
+        s.periods.append(
+            Period(
+                transactionId: newId(), webOrderLineItemId: newId(prefix: 4), productId: productId, start: start,
+                end: time.end(of: period, from: start), offer: offer, price: price(productId, for: customer, offer: offer),
+                currency: customer.storefront.currency, reason: .renewal, signedAt: instant))
         s.status = .active
         s.renewals += 1
         s.failedAt = nil
@@ -249,7 +258,8 @@ extension StoreModel {
         expect(Self.conversion(from: previous.offer.periodType, to: offer.periodType) ?? .subscriptionRenewed, s.customer, id, at: start)
         var sent = [try notify(.didRenew, recovery ? .billingRecovery : nil, subscription: id, at: instant)]
         for member in s.members {
-            sent += try mirrorRenewal(member, of: id, at: instant, start: start, reason: .renewal, type: .didRenew, subtype: recovery ? .billingRecovery : nil)
+            sent += try mirrorRenewal(
+                member, of: id, at: instant, start: start, reason: .renewal, type: .didRenew, subtype: recovery ? .billingRecovery : nil)
         }
         return sent
     }
@@ -262,9 +272,10 @@ extension StoreModel {
         guard var m = subscriptions[member], m.renewing, let o = subscriptions[owner] else { return [] }
         let previous = m.last
         let recovering = m.status != .active
-        m.periods.append(Period(
-            transactionId: newId(), webOrderLineItemId: newId(prefix: 4), productId: o.last.productId, start: start ?? o.last.start,
-            end: o.last.end, offer: .none, price: 0, currency: o.last.currency, reason: reason, signedAt: instant))
+        m.periods.append(
+            Period(
+                transactionId: newId(), webOrderLineItemId: newId(prefix: 4), productId: o.last.productId, start: start ?? o.last.start,
+                end: o.last.end, offer: .none, price: 0, currency: o.last.currency, reason: reason, signedAt: instant))
         m.status = .active
         m.autoRenewProductId = o.autoRenewProductId
         m.failedAt = nil
@@ -390,7 +401,8 @@ extension StoreModel {
     /// A price increase of a subscription product (`PRICE_INCREASE`): with the customer's consent required,
     /// `PENDING` for every subscriber, who then accepts (`ACCEPTED`) or lets the subscription expire at renewal
     /// (`EXPIRED`/`PRICE_INCREASE`); without, `ACCEPTED` at once.
-    public mutating func increasePrice(_ productId: String, usd milliunits: Int64, consentRequired: Bool) throws -> [SimulatedNotification] {
+    public mutating func increasePrice(_ productId: String, usd milliunits: Int64, consentRequired: Bool) throws -> [SimulatedNotification]
+    {
         _ = try product(productId)
         guard (1...10_000_000).contains(milliunits) else { throw StoreError("a price is 1 to 10,000,000 milliunits of USD") }
         increasedPrices[productId] = milliunits
@@ -406,7 +418,9 @@ extension StoreModel {
 
     public mutating func acceptPriceIncrease(_ name: String, product: String?) throws -> [SimulatedNotification] {
         let id = try subscriptionId(of: name, product: product)
-        guard subscriptions[id]?.priceIncrease == .customerHasNotResponded else { throw StoreError("\(name) has no pending price increase") }
+        guard subscriptions[id]?.priceIncrease == .customerHasNotResponded else {
+            throw StoreError("\(name) has no pending price increase")
+        }
         subscriptions[id]?.priceIncrease = .customerConsentedOrWasNotifiedWithoutNeedingConsent
         return [try notify(.priceIncrease, .accepted, subscription: id, at: now)]
     }
@@ -437,7 +451,8 @@ extension StoreModel {
         guard (1...90).contains(days) else { throw StoreError("Apple extends by 1 to 90 days") }
         _ = try product(productId)
         var sent: [SimulatedNotification] = []
-        var succeeded: Int64 = 0, failed: Int64 = 0
+        var succeeded: Int64 = 0
+        var failed: Int64 = 0
         for id in subscriptionOrder {
             guard let s = subscriptions[id], s.sharedFrom == nil, s.last.productId == productId, s.renewing else { continue }
             if s.status == .active {

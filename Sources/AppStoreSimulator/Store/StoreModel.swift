@@ -33,7 +33,8 @@ public enum PeriodTime: Sendable, Hashable {
                 one = real.components.seconds * 1000
             } else {
                 let days = period.months.multipliedReportingOverflow(by: 30)
-                let scaled = days.partialValue.addingReportingOverflow(period.days).partialValue.multipliedReportingOverflow(by: Self.sandboxDay)
+                let scaled = days.partialValue.addingReportingOverflow(period.days).partialValue.multipliedReportingOverflow(
+                    by: Self.sandboxDay)
                 one = days.overflow || scaled.overflow ? .max : max(1, scaled.partialValue &+ period.milliseconds / 8640)
             }
             return Self.adding(Int64(max(1, count)).multipliedReportingOverflow(by: one), to: start)
@@ -313,7 +314,8 @@ public struct StoreModel: Sendable {
     func purchases(of name: String) -> [OneTimePurchase] { (customers[name]?.purchaseIds ?? []).compactMap { oneTime[$0] } }
 
     mutating func expect(_ type: SubscriptionEventType, _ customer: String, _ originalTransactionId: String, at instant: Int64) {
-        expectedEvents[customer, default: []].append(ExpectedEvent(type: type, originalTransactionId: originalTransactionId, effectiveAt: instant))
+        expectedEvents[customer, default: []].append(
+            ExpectedEvent(type: type, originalTransactionId: originalTransactionId, effectiveAt: instant))
     }
 
     // MARK: - Time
@@ -371,7 +373,8 @@ struct DueQueue: Sendable {
         let top = heap.removeLast()
         var parent = 0
         while true {
-            let left = parent * 2 + 1, right = left + 1
+            let left = parent * 2 + 1
+            let right = left + 1
             var smallest = parent
             if left < heap.count, Self.less(heap[left], heap[smallest]) { smallest = left }
             if right < heap.count, Self.less(heap[right], heap[smallest]) { smallest = right }

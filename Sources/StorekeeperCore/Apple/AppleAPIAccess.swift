@@ -14,8 +14,9 @@ public struct AppleAPIAccess: Sendable {
 
     func client(app: AppRuntime, environment: Environment) throws -> AppStoreServerAPIClient? {
         guard let credentials = app.config.serverAPI else { return nil }
-        let key = try AppStoreSigningKey(pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
-                                         bundleId: app.config.bundleId)
+        let key = try AppStoreSigningKey(
+            pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
+            bundleId: app.config.bundleId)
         var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: environment)
         if let base = credentials.baseURL {
             configuration.productionBaseURL = base
@@ -49,7 +50,8 @@ public struct AppleAPIAccess: Sendable {
             if history {
                 for signed in try await client.allTransactionHistory(transactionId: transactionId) {
                     guard app.accepts(signed.value.environment) else { continue }
-                    pulled.transactions.append(try FactCoding.record(signed.value, signed: signed.jws, source: .serverAPI, app: app.id, now: now))
+                    pulled.transactions.append(
+                        try FactCoding.record(signed.value, signed: signed.jws, source: .serverAPI, app: app.id, now: now))
                 }
             }
             let statuses = try await client.allSubscriptionStatuses(transactionId: transactionId)

@@ -29,7 +29,7 @@ public enum APIKeys {
     public static func parse(_ key: String) -> Presented? {
         let parts = key.split(separator: "_", omittingEmptySubsequences: false)
         guard parts.count == 3, let kind = APIKeyRecord.Kind(prefix: parts[0]), !parts[1].isEmpty, !parts[2].isEmpty,
-              key.utf8.count <= 128
+            key.utf8.count <= 128
         else { return nil }
         return Presented(kind: kind, id: String(parts[1]), secret: String(parts[2]))
     }
@@ -40,7 +40,8 @@ public enum APIKeys {
 
     /// Compares two hex digests in time that depends only on their length.
     public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
+        let x = Array(a.utf8)
+        let y = Array(b.utf8)
         guard x.count == y.count else { return false }
         var difference: UInt8 = 0
         for i in 0..<x.count { difference |= x[i] ^ y[i] }

@@ -40,7 +40,8 @@ public struct AppAdministration: Sendable {
         try await database.writing { session in
             try await session.insertApp(AppRecord(id: appId, bundleId: config.bundleId, config: json, createdAt: now, updatedAt: now))
             for (kind, key) in [(APIKeyRecord.Kind.public, publicKey), (.secret, secretKey)] {
-                try await session.insertKey(APIKeyRecord(keyId: key.id, appId: appId, kind: kind, secretHash: key.secretHash, createdAt: now))
+                try await session.insertKey(
+                    APIKeyRecord(keyId: key.id, appId: appId, kind: kind, secretHash: key.secretHash, createdAt: now))
             }
         }
         return CreatedApp(appId: appId, publicKey: publicKey.key, secretKey: secretKey.key)

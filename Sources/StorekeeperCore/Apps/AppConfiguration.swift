@@ -41,9 +41,11 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var catalog: Catalog
     public var transferPolicy: TransferPolicy
 
-    public init(bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
-                sharedSecret: String? = nil, serverAPI: ServerAPICredentials? = nil, verifyReceiptURLs: [String]? = nil,
-                catalog: Catalog, transferPolicy: TransferPolicy = .transfer) {
+    public init(
+        bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
+        sharedSecret: String? = nil, serverAPI: ServerAPICredentials? = nil, verifyReceiptURLs: [String]? = nil,
+        catalog: Catalog, transferPolicy: TransferPolicy = .transfer
+    ) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
         self.environments = environments
@@ -92,7 +94,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         guard !bundleId.isEmpty else { throw .invalidInput(field: "bundleId", "is empty") }
         guard !environments.isEmpty else { throw .invalidInput(field: "environments", "is empty: allow Production, Sandbox or both") }
         for environment in environments where !Environment.known.map(\.rawValue).contains(environment) {
-            throw .invalidInput(field: "environments", "unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
+            throw .invalidInput(
+                field: "environments", "unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
         }
         if environments.contains(Environment.production.rawValue), appAppleId == nil {
             throw .invalidInput(field: "appAppleId", "an appAppleId is required to accept Production data")
@@ -105,7 +108,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         }
         if let serverAPI {
             do {
-                _ = try AppStoreSigningKey(pem: serverAPI.privateKey, keyId: serverAPI.keyId, issuerId: serverAPI.issuerId, bundleId: bundleId)
+                _ = try AppStoreSigningKey(
+                    pem: serverAPI.privateKey, keyId: serverAPI.keyId, issuerId: serverAPI.issuerId, bundleId: bundleId)
             } catch {
                 throw .invalidInput(field: "serverAPI.privateKey", "\(error)")
             }
@@ -133,9 +137,10 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     public func view(appId: String) -> View {
-        View(appId: appId, bundleId: bundleId, appAppleId: appAppleId, environments: environments, trustedRoots: trustedRoots,
-             sharedSecretConfigured: sharedSecret != nil,
-             serverAPI: serverAPI.map { .init(issuerId: $0.issuerId, keyId: $0.keyId, baseURL: $0.baseURL) },
-             catalog: catalog, transferPolicy: transferPolicy)
+        View(
+            appId: appId, bundleId: bundleId, appAppleId: appAppleId, environments: environments, trustedRoots: trustedRoots,
+            sharedSecretConfigured: sharedSecret != nil,
+            serverAPI: serverAPI.map { .init(issuerId: $0.issuerId, keyId: $0.keyId, baseURL: $0.baseURL) },
+            catalog: catalog, transferPolicy: transferPolicy)
     }
 }

@@ -37,7 +37,9 @@ public final class AppRegistry: Sendable {
         return runtime
     }
 
-    static func runtime(_ record: AppRecord, cache: ChainCache, clock: @escaping @Sendable () -> Date) throws(StorekeeperError) -> AppRuntime {
+    static func runtime(_ record: AppRecord, cache: ChainCache, clock: @escaping @Sendable () -> Date) throws(StorekeeperError)
+        -> AppRuntime
+    {
         let config: AppConfiguration
         do {
             config = try JSONDecoder().decode(AppConfiguration.self, from: Data(record.config.utf8))
@@ -72,7 +74,7 @@ public final class AppRegistry: Sendable {
             }
         }
         guard let record, record.revokedAt == nil, record.kind == presented.kind,
-              APIKeys.constantTimeEqual(record.secretHash, APIKeys.hash(presented.secret))
+            APIKeys.constantTimeEqual(record.secretHash, APIKeys.hash(presented.secret))
         else {
             throw StorekeeperError.unauthenticated("the API key is not valid")
         }

@@ -24,12 +24,15 @@ public struct CustomerReads: Sendable {
         let app = caller.app
         let now = clock().millisecondsSince1970
         if let customerId = cache.customerId(app: app.id, appUserId: appUserId),
-           let cached = cache.state(customer: customerId, environment: environment, now: now) {
+            let cached = cache.state(customer: customerId, environment: environment, now: now)
+        {
             return CustomerRead(customerId: customerId, snapshot: cached)
         }
-        guard let found = try await database.reading({
-            try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)
-        }) else {
+        guard
+            let found = try await database.reading({
+                try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)
+            })
+        else {
             return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(app, environment: environment))
         }
         cache.remember(app: app.id, appUserId: appUserId, customerId: found.customerId)

@@ -25,7 +25,7 @@ public final class CustomerStateCache: Sendable {
     /// A state still fresh and current at `now` (server time).
     func state(customer customerId: String, environment: Environment, now: Int64) -> StateSnapshot? {
         guard let hit = states.withLockedValue({ $0[Self.key(customerId, environment)] }), freshness.isFresh(hit.madeAt),
-              hit.isCurrent(at: now)
+            hit.isCurrent(at: now)
         else { return nil }
         return hit
     }
@@ -72,8 +72,9 @@ public final class CustomerStateCache: Sendable {
         // Keyed by the configuration's version, not by when it was loaded: a reload every second must not add entries.
         let key = app.id + "|" + environment.rawValue + "|" + String(app.updatedAt)
         if let hit = newCustomers.withLockedValue({ $0[key] }) { return hit }
-        let snapshot = try StateSnapshot(state: EntitlementEngine.state(
-            catalog: app.config.catalog, facts: [], now: Timestamp(millisecondsSince1970: 0), environment: environment))
+        let snapshot = try StateSnapshot(
+            state: EntitlementEngine.state(
+                catalog: app.config.catalog, facts: [], now: Timestamp(millisecondsSince1970: 0), environment: environment))
         newCustomers.withLockedValue { $0[key] = snapshot }
         return snapshot
     }

@@ -20,10 +20,11 @@ enum NotificationOwner {
                 }
                 if owner != named.id {
                     try await session.merge(customer: owner, into: named.id)
-                    try await session.insertAudit(AuditRecord(
-                        appId: app.id, action: .merge, originalTransactionId: originalTransactionId, fromCustomer: owner,
-                        toCustomer: named.id,
-                        detail: "an anonymous customer's transactions joined the customer of appAccountToken \(token)", at: now))
+                    try await session.insertAudit(
+                        AuditRecord(
+                            appId: app.id, action: .merge, originalTransactionId: originalTransactionId, fromCustomer: owner,
+                            toCustomer: named.id,
+                            detail: "an anonymous customer's transactions joined the customer of appAccountToken \(token)", at: now))
                 }
                 return named.id
             }

@@ -24,9 +24,10 @@ public struct StateRecomputer: Sendable {
             try await session.syncEvents(
                 app: app.id, environment: environment.rawValue, originalTransactionIds: originals, derived: records, at: now)
             let snapshot = try StateSnapshot(state: evaluation.state)
-            try await session.upsert(StateRecord(
-                customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
-                nextChangeAt: snapshot.nextChangeAt, computedAt: now))
+            try await session.upsert(
+                StateRecord(
+                    customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
+                    nextChangeAt: snapshot.nextChangeAt, computedAt: now))
             states[environment] = snapshot
         }
         return RecomputedCustomer(customerId: customerId, states: states)

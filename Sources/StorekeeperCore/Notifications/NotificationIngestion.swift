@@ -30,7 +30,8 @@ public struct NotificationIngestion: Sendable {
         } catch {
             metrics.verificationFailure(error.code.rawValue)
             metrics.notification(type: "unverified", result: error.isRetryable ? "retry" : "rejected")
-            logger.warning("notification rejected", metadata: ["app": "\(app.id)", "error": "\(error.code.rawValue)", "reason": "\(error.message)"])
+            logger.warning(
+                "notification rejected", metadata: ["app": "\(app.id)", "error": "\(error.code.rawValue)", "reason": "\(error.message)"])
             throw StorekeeperError.verification(error)
         }
         let type = verified.payload.notificationType?.rawValue ?? "unknown"

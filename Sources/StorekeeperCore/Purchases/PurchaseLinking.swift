@@ -90,9 +90,10 @@ public struct PurchaseLinking: Sendable {
             if try await session.customer(id: owner)?.anonymous == true {
                 linked.merged = true
                 try await session.merge(customer: owner, into: customer.id)
-                try await session.insertAudit(AuditRecord(
-                    appId: app.id, action: .merge, originalTransactionId: original, fromCustomer: owner, toCustomer: customer.id,
-                    detail: "the app posted a transaction of an anonymous customer for \(appUserId)", at: now))
+                try await session.insertAudit(
+                    AuditRecord(
+                        appId: app.id, action: .merge, originalTransactionId: original, fromCustomer: owner, toCustomer: customer.id,
+                        detail: "the app posted a transaction of an anonymous customer for \(appUserId)", at: now))
                 continue
             }
             switch app.config.transferPolicy {
@@ -100,9 +101,10 @@ public struct PurchaseLinking: Sendable {
                 throw StorekeeperError.transactionOwned(originalTransactionId: original)
             case .transfer:
                 try await session.transfer(app: app.id, originalTransactionId: original, to: customer.id, at: now)
-                try await session.insertAudit(AuditRecord(
-                    appId: app.id, action: .transfer, originalTransactionId: original, fromCustomer: owner, toCustomer: customer.id,
-                    detail: "the app posted the transaction for \(appUserId)", at: now))
+                try await session.insertAudit(
+                    AuditRecord(
+                        appId: app.id, action: .transfer, originalTransactionId: original, fromCustomer: owner, toCustomer: customer.id,
+                        detail: "the app posted the transaction for \(appUserId)", at: now))
                 linked.previousOwners.insert(owner)
             }
         }
@@ -163,7 +165,8 @@ public struct PurchaseLinking: Sendable {
         let device = AppUserIds.devicePrefix
         if caller.keyKind != .secret, !alias.hasPrefix(device) || appUserId.hasPrefix(device) {
             throw StorekeeperError.forbidden(
-                "with the public key, only an anonymous id (\(device)…) can become an alias of a signed-in user; merging other customers needs a secret key")
+                "with the public key, only an anonymous id (\(device)…) can become an alias of a signed-in user; merging other customers needs a secret key"
+            )
         }
         let app = caller.app
         let now = clock().millisecondsSince1970
@@ -174,13 +177,15 @@ public struct PurchaseLinking: Sendable {
             if let other = try await session.customer(app: app.id, appUserId: alias) {
                 guard other.id != customer.id else { return RecomputedCustomer(customerId: customer.id, states: [:]) }
                 try await session.merge(customer: other.id, into: customer.id)
-                try await session.insertAudit(AuditRecord(
-                    appId: app.id, action: .merge, fromCustomer: other.id, toCustomer: customer.id,
-                    detail: "alias \(alias) merged into \(appUserId)", at: now))
+                try await session.insertAudit(
+                    AuditRecord(
+                        appId: app.id, action: .merge, fromCustomer: other.id, toCustomer: customer.id,
+                        detail: "alias \(alias) merged into \(appUserId)", at: now))
             } else {
                 try await session.addAppUserId(app: app.id, appUserId: alias, customer: customer.id, at: now)
-                try await session.insertAudit(AuditRecord(
-                    appId: app.id, action: .alias, toCustomer: customer.id, detail: "alias \(alias) added to \(appUserId)", at: now))
+                try await session.insertAudit(
+                    AuditRecord(
+                        appId: app.id, action: .alias, toCustomer: customer.id, detail: "alias \(alias) added to \(appUserId)", at: now))
             }
             return try await recomputer.lockAndRecompute(session, app: app, customerId: customer.id, now: now)
         }

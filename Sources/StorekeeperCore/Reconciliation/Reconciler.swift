@@ -72,7 +72,8 @@ public struct Reconciler: Sendable {
         // Notifications Apple could not deliver.
         let lookbackMs = lookback.wholeMilliseconds
         let request = NotificationHistoryRequest(
-            startDate: Timestamp(millisecondsSince1970: now - lookbackMs), endDate: Timestamp(millisecondsSince1970: now), onlyFailures: true)
+            startDate: Timestamp(millisecondsSince1970: now - lookbackMs), endDate: Timestamp(millisecondsSince1970: now),
+            onlyFailures: true)
         var token: String?
         var pages = 0
         repeat {

@@ -48,7 +48,8 @@ public struct CoreSettings: Sendable {
         migrate = try Self.flag(reader, Key.migrate, default: migrate)
         if let level = reader.string(forKey: ConfigKey(Key.logLevel)) {
             guard let parsed = Logger.Level(rawValue: level) else {
-                throw SettingError(key: Key.logLevel, "unknown log level '\(level)': trace, debug, info, notice, warning, error or critical")
+                throw SettingError(
+                    key: Key.logLevel, "unknown log level '\(level)': trace, debug, info, notice, warning, error or critical")
             }
             logLevel = parsed
         }

@@ -21,9 +21,11 @@ public final class ServerMetrics: Sendable {
     public func request(method: String, route: String, status: Int, duration: Duration) {
         let dimensions = [("method", method), ("route", route), ("status", String(status))]
         Counter(label: "storekeeper_http_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "storekeeper_http_request_duration_seconds", dimensions: [("method", method), ("route", route)],
-              preferredDisplayUnit: .seconds, factory: factory)
-            .recordNanoseconds(Int64(clamping: duration.wholeNanoseconds))
+        Timer(
+            label: "storekeeper_http_request_duration_seconds", dimensions: [("method", method), ("route", route)],
+            preferredDisplayUnit: .seconds, factory: factory
+        )
+        .recordNanoseconds(Int64(clamping: duration.wholeNanoseconds))
     }
 
     func notification(type: String, result: String) {
@@ -35,7 +37,8 @@ public final class ServerMetrics: Sendable {
     }
 
     func appleCall(_ endpoint: String, result: String) {
-        Counter(label: "storekeeper_apple_calls_total", dimensions: [("endpoint", endpoint), ("result", result)], factory: factory).increment()
+        Counter(label: "storekeeper_apple_calls_total", dimensions: [("endpoint", endpoint), ("result", result)], factory: factory)
+            .increment()
     }
 
     func reconciliation(_ what: String, count: Int) {

@@ -1,9 +1,9 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// The property names are RevenueCat's JSON keys, snake_case, as its clients read them.
+
 import AppStore
 import Entitlements
 import Foundation
-
-// swift-format-ignore-file: AlwaysUseLowerCamelCase
-// The property names are RevenueCat's JSON keys, snake_case, as its clients read them.
 
 /// RevenueCat's v1 `GET /subscribers/{app_user_id}` response, the subset its public OpenAPI spec documents, so that
 /// a team can move its backend over without rewriting its reads. Dates are ISO 8601 in UTC, as RevenueCat sends them.
@@ -75,21 +75,24 @@ struct RevenueCatSubscriber: Codable {
         }
         var nonSubscriptions: [String: [NonSubscription]] = [:]
         for n in state.nonSubscriptions where n.revocation == nil {
-            nonSubscriptions[n.productId, default: []].append(NonSubscription(
-                id: n.transactionId, is_sandbox: n.environment != .production, purchase_date: iso(n.purchaseDate),
-                store_transaction_id: n.transactionId))
+            nonSubscriptions[n.productId, default: []].append(
+                NonSubscription(
+                    id: n.transactionId, is_sandbox: n.environment != .production, purchase_date: iso(n.purchaseDate),
+                    store_transaction_id: n.transactionId))
         }
         var entitlements: [String: Entitlement] = [:]
         for (name, access) in state.entitlements {
             guard let productId = access.productId else { continue }
             let subscription = state.subscriptions.first { $0.transactionId == access.transactionId }
-            let purchase = subscription?.purchaseDate ?? state.nonSubscriptions.first { $0.transactionId == access.transactionId }?.purchaseDate
+            let purchase =
+                subscription?.purchaseDate ?? state.nonSubscriptions.first { $0.transactionId == access.transactionId }?.purchaseDate
             guard let purchase else { continue }
             entitlements[name] = Entitlement(
                 expires_date: access.expiresDate.map(iso), grace_period_expires_date: subscription?.gracePeriodExpiresDate.map(iso),
                 product_identifier: productId, purchase_date: iso(purchase))
         }
-        let firstPurchase = (state.subscriptions.map { $0.originalPurchaseDate ?? $0.purchaseDate } + state.nonSubscriptions.map(\.purchaseDate)).min()
+        let firstPurchase =
+            (state.subscriptions.map { $0.originalPurchaseDate ?? $0.purchaseDate } + state.nonSubscriptions.map(\.purchaseDate)).min()
         request_date = iso(Timestamp(millisecondsSince1970: requestDate))
         request_date_ms = requestDate
         subscriber = Subscriber(

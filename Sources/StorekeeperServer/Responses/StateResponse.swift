@@ -21,10 +21,11 @@ struct StateResponse {
         headers[.eTag] = snapshot.etag
         headers[.cacheControl] = maxAge > 0 ? "private, max-age=\(maxAge)" : "private, no-cache"
         if let match = request.headers[.ifNoneMatch],
-           match.split(separator: ",").contains(where: {
-               let tag = $0.trimmingCharacters(in: .whitespaces)
-               return tag == snapshot.etag || tag == "*"
-           }) {
+            match.split(separator: ",").contains(where: {
+                let tag = $0.trimmingCharacters(in: .whitespaces)
+                return tag == snapshot.etag || tag == "*"
+            })
+        {
             return Response(status: .notModified, headers: headers)
         }
         var body: [UInt8] = []

@@ -16,12 +16,14 @@ struct SystemController {
         let routes = RouteCollection(context: ServerContext.self)
         routes.get("/health", use: health)
         routes.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition())))
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition())))
         }
         routes.get("/openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                     body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
         routes.get("/ping") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "pong")))
