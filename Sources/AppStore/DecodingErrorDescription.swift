@@ -4,9 +4,7 @@ public enum DecodingErrorDescription {
     /// decoder gave (a validation that failed). Errors that are not `DecodingError`s are described as they are.
     public static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
+        func path(_ context: DecodingError.Context) -> String { text(of: context.codingPath) }
         switch error {
         case .typeMismatch(let type, let context):
             return "'\(path(context))' is not a \(type)"
@@ -23,5 +21,22 @@ public enum DecodingErrorDescription {
         @unknown default:
             return "\(error)"
         }
+    }
+
+    /// The path of the value at fault (`data.signedDate`, `products.[2].id`; a missing key included), or nil when
+    /// the error names none (the document itself, or an error that is not a `DecodingError`).
+    public static func field(of error: any Error) -> String? {
+        guard let error = error as? DecodingError else { return nil }
+        let path: [any CodingKey]
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): path = context.codingPath
+        case .keyNotFound(let key, let context): path = context.codingPath + [key]
+        @unknown default: return nil
+        }
+        return path.isEmpty ? nil : text(of: path)
+    }
+
+    private static func text(of path: [any CodingKey]) -> String {
+        path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
     }
 }

@@ -42,25 +42,4 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
         case .storage(let error): error.message
         }
     }
-
-    /// Whether the same request may succeed later (Apple retries a webhook answered with 5xx).
-    public var isRetryable: Bool {
-        switch self {
-        case .verification(let error): error.isRetryable
-        case .appleUnavailable: true
-        case .storage(let error): error.code == .unavailable
-        default: false
-        }
-    }
-
-    /// Any error as the domain's: storage and verification errors are wrapped, the domain's kept, anything else is
-    /// internal.
-    public static func wrapping(_ error: any Error) -> StorekeeperError {
-        switch error {
-        case let error as StorekeeperError: error
-        case let error as StorageError: .storage(error)
-        case let error as VerificationError: .verification(error)
-        default: .internalError("an unexpected error occurred: \(error)")
-        }
-    }
 }

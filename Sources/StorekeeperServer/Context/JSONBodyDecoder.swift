@@ -24,24 +24,8 @@ public struct JSONBodyDecoder: RequestDecoder {
             throw error
         } catch {
             throw StorekeeperError.invalidInput(
-                field: Self.field(of: error),
+                field: DecodingErrorDescription.field(of: error),
                 "the body is not valid JSON for this endpoint: \(DecodingErrorDescription.describe(error))")
         }
-    }
-
-    /// The path of the value at fault, when the decoder names one.
-    static func field(of error: any Error) -> String? {
-        guard let error = error as? DecodingError else { return nil }
-        let context: DecodingError.Context
-        var last: String?
-        switch error {
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): context = c
-        case .keyNotFound(let key, let c):
-            context = c
-            last = key.stringValue
-        @unknown default: return nil
-        }
-        let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue } + (last.map { [$0] } ?? [])
-        return path.isEmpty ? nil : path.joined(separator: ".")
     }
 }
