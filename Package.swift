@@ -137,7 +137,10 @@ let package = Package(
         // running the storekeeper executable, a seeded random source.
         .target(
             name: "TestSupport",
-            dependencies: ["AppStore", "Entitlements", "Storage", .product(name: "SQLKit", package: "sql-kit")],
+            dependencies: [
+                "AppStore", "Entitlements", "Storage", .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(
@@ -203,6 +206,8 @@ let package = Package(
                 "storekeeper",
                 "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -47,6 +47,12 @@ extension SimulatorCA {
         else {
             throw SimulatorStateError("the certificates do not form a chain: leaf → intermediate → root")
         }
+        if let problem = Self.shapeProblem(root: root, intermediate: intermediate, leaf: leaf) {
+            throw SimulatorStateError(
+                "the CA was made by an older version of storekeeper and lacks what Apple's chain has (\(problem)), so strict "
+                    + "verifiers such as Apple's app-store-server-library refuse it; delete the state folder (or pass a new --state) "
+                    + "to make a new CA, and trust its new root")
+        }
         self.init(
             root: root, intermediate: intermediate, leaf: leaf, leafKey: leafKey,
             rootDER: rootDER, intermediateDER: intermediateDER, leafDER: leafDER)
@@ -65,9 +71,13 @@ extension SimulatorCA {
         do { key = try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
             throw SimulatorStateError("\(StateFile.leafKey) is not a P-256 private key in PEM")
         }
-        return try SimulatorCA(
-            rootDER: Array(try read(StateFile.root)), intermediateDER: Array(try read(StateFile.intermediate)),
-            leafDER: Array(try read(StateFile.leaf)), leafKey: key)
+        do {
+            return try SimulatorCA(
+                rootDER: Array(try read(StateFile.root)), intermediateDER: Array(try read(StateFile.intermediate)),
+                leafDER: Array(try read(StateFile.leaf)), leafKey: key)
+        } catch {
+            throw SimulatorStateError("\(directory.path): \(error.message)")
+        }
     }
 
     /// Writes the CA into `directory` (created if needed); the key file is readable by its owner only.

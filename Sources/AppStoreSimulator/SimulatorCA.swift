@@ -4,9 +4,13 @@ import Foundation
 import SwiftASN1
 import X509
 
-/// The simulator's own certificate authority, shaped like Apple's so that the real verifier runs unchanged:
-/// a P-384 root, a P-384 intermediate carrying OID 1.2.840.113635.100.6.2.1, and a P-256 (ES256) leaf carrying
-/// OID 1.2.840.113635.100.6.11.1. A server trusts it only when its root is configured as a trusted root.
+/// The simulator's own certificate authority, shaped like Apple's so that the real verifier runs unchanged, and so that
+/// strict X.509 verifiers (Apple's app-store-server-library, `openssl verify -x509_strict`) accept it: a P-384 root, a
+/// P-384 intermediate carrying OID 1.2.840.113635.100.6.2.1, and a P-256 (ES256) leaf carrying OID
+/// 1.2.840.113635.100.6.11.1; as in Apple Root CA - G3 → WWDR G6 → the App Store signing leaf, every certificate has a
+/// Subject Key Identifier, the two issued ones an Authority Key Identifier naming their issuer's, the CAs critical basic
+/// constraints and key usage (certificate and CRL signing; the intermediate with path length 0), the leaf critical
+/// `CA:FALSE` and digital signature. A server trusts it only when its root is configured as a trusted root.
 public struct SimulatorCA: Sendable {
     public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 11, 1]
     public static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113635, 100, 6, 2, 1]
@@ -38,11 +42,14 @@ public struct SimulatorCA: Sendable {
             CommonName("\(name) App Store Signing")
             OrganizationName(name)
         }
+        let rootKeyId = SubjectKeyIdentifier(hash: .init(rootKey.publicKey))
+        let intermediateKeyId = SubjectKeyIdentifier(hash: .init(intermediateKey.publicKey))
         let root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
             notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
             issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
+                rootKeyId
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
             },
@@ -52,6 +59,8 @@ public struct SimulatorCA: Sendable {
             notValidBefore: validity.lowerBound, notValidAfter: validity.upperBound,
             issuer: rootName, subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
+                AuthorityKeyIdentifier(keyIdentifier: rootKeyId.keyIdentifier)
+                intermediateKeyId
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
                 Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00])
@@ -63,6 +72,8 @@ public struct SimulatorCA: Sendable {
             issuer: intermediateName, subject: leafName, signatureAlgorithm: .ecdsaWithSHA384,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.notCertificateAuthority)
+                AuthorityKeyIdentifier(keyIdentifier: intermediateKeyId.keyIdentifier)
+                SubjectKeyIdentifier(hash: .init(leafKey.publicKey))
                 Critical(KeyUsage(digitalSignature: true))
                 Certificate.Extension(oid: Self.leafOID, critical: false, value: [0x05, 0x00])
             },
@@ -83,6 +94,20 @@ public struct SimulatorCA: Sendable {
         self.rootDER = rootDER
         self.intermediateDER = intermediateDER
         self.leafDER = leafDER
+    }
+
+    /// What keeps a chain from having the shape of Apple's (and of a CA this version makes), or nil: the key identifiers
+    /// that strict verifiers require. CAs made before they were added lack them.
+    static func shapeProblem(root: Certificate, intermediate: Certificate, leaf: Certificate) -> String? {
+        let rootId = try? root.extensions.subjectKeyIdentifier?.keyIdentifier
+        let intermediateId = try? intermediate.extensions.subjectKeyIdentifier?.keyIdentifier
+        guard let rootId, let intermediateId, (try? leaf.extensions.subjectKeyIdentifier) != nil else {
+            return "a certificate has no Subject Key Identifier"
+        }
+        guard (try? intermediate.extensions.authorityKeyIdentifier?.keyIdentifier) == rootId,
+            (try? leaf.extensions.authorityKeyIdentifier?.keyIdentifier) == intermediateId
+        else { return "an issued certificate has no Authority Key Identifier naming its issuer's key" }
+        return nil
     }
 
     /// Signs `payload` as the App Store does: ES256, with `x5c` = leaf, intermediate, root.

@@ -8,12 +8,12 @@ import NIOConcurrencyHelpers
 import NIOCore
 
 /// A fake App Store Server API over the simulator's ledger, at Apple's paths and in Apple's JSON: Get Transaction
-/// History (v2), Get Transaction Info, Get All Subscription Statuses, Get Notification History, Request a Test
+/// History (v2, and v1, which Apple's clients still call by default), Get Transaction Info, Get All Subscription Statuses, Get Notification History, Request a Test
 /// Notification and Get Test Notification Status, and Send Consumption Information. Point an App Store Server API
 /// client's base URL at it.
 ///
 /// Requests need Apple's bearer token (``ServerAPITokenClaims/verify(_:publicKey:bundleId:now:)``: ES256, `aud`,
-/// the app's `bid`, unexpired); with `publicKey` set, its signature is checked too. Errors are Apple's: `{"errorCode", "errorMessage"}`.
+/// the app's `bid`, unexpired; `iat` optional, as Apple's own clients omit it); with `publicKey` set, its signature is checked too. Errors are Apple's: `{"errorCode", "errorMessage"}`.
 public struct FakeServerAPI: Sendable {
     public let store: SimulatedStore
     public let bundleId: String
@@ -49,7 +49,10 @@ public struct FakeServerAPI: Sendable {
     public func router() -> Router<BasicRequestContext> {
         let router = Router()
         let api = self
-        router.get("/inApps/v2/history/:transactionId") { request, context in try await api.history(request, context) }
+        router.get("/inApps/v2/history/:transactionId") { request, context in try await api.history(request, context, version: 2) }
+        // v1 (deprecated by Apple, still the default of its libraries): the same HistoryResponse, paged by `revision`. The
+        // ledger does not track whether the app finished a transaction, so both versions list the same transactions.
+        router.get("/inApps/v1/history/:transactionId") { request, context in try await api.history(request, context, version: 1) }
         router.get("/inApps/v1/transactions/:transactionId") { request, context in try await api.transaction(request, context) }
         router.get("/inApps/v1/subscriptions/:transactionId") { request, context in try await api.statuses(request, context) }
         router.post("/inApps/v1/notifications/history") { request, context in try await api.notificationHistory(request, context) }
@@ -89,8 +92,8 @@ public struct FakeServerAPI: Sendable {
 
     // MARK: - Endpoints
 
-    func history(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
-        try authorize(request, "history")
+    func history(_ request: Request, _ context: BasicRequestContext, version: Int) async throws -> Response {
+        try authorize(request, version == 2 ? "history" : "historyV1")
         let id = try transactionId(context)
         let list = await store.with { $0.history(ofTransaction: id) }
         guard let list else { throw APIFailure.notFound("Transaction id") }

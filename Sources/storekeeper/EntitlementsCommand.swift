@@ -20,7 +20,7 @@ struct EntitlementsCommand: ParsableCommand {
     @Option(help: "The customer's facts (JSON Lines).")
     var facts: String
 
-    @Option(help: "The instant to evaluate at, in milliseconds since the Unix epoch (default: now).")
+    @Option(parsing: .unconditional, help: "The instant to evaluate at, in milliseconds since the Unix epoch (default: now).")
     var at: Int64?
 
     @Option(help: "Only facts of this environment: Production, Sandbox, Xcode or LocalTesting.")

@@ -78,16 +78,16 @@ struct SizeCommand: ParsableCommand {
         discussion: "Example: --baseline 0.02 --mde 0.5 (2% → 3%) needs 3,826 users per arm at α = 0.05 and 80% power."
     )
 
-    @Option(help: "The control's conversion rate, between 0 and 1.")
+    @Option(parsing: .unconditional, help: "The control's conversion rate, between 0 and 1.")
     var baseline: Double
 
-    @Option(help: "The smallest relative change worth detecting (0.5 is +50%).")
+    @Option(parsing: .unconditional, help: "The smallest relative change worth detecting (0.5 is +50%, -0.2 is −20%).")
     var mde: Double
 
-    @Option(help: "The false-positive rate.")
+    @Option(parsing: .unconditional, help: "The false-positive rate.")
     var alpha: Double = 0.05
 
-    @Option(help: "The chance of detecting a true change of that size.")
+    @Option(parsing: .unconditional, help: "The chance of detecting a true change of that size.")
     var power: Double = 0.8
 
     struct Output: Encodable {
@@ -131,10 +131,10 @@ struct AnalyzeCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of a table.")
     var json = false
 
-    @Option(help: "The false-positive rate for intervals and p-values.")
+    @Option(parsing: .unconditional, help: "The false-positive rate for intervals and p-values.")
     var alpha: Double = 0.05
 
-    @Option(help: "Trial length in days: trial → paid counts trials at least this old.")
+    @Option(parsing: .unconditional, help: "Trial length in days: trial → paid counts trials at least this old.")
     var trialDays: Int = 7
 
     func run() throws {

@@ -18,23 +18,45 @@ import Testing
         let token = UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138")!
         let payload = AppStoreSigningKey.promotionalOfferPayloadV1(
             bundleId: "com.example.app", keyId: "KEYID12345", productId: "com.example.monthly", offerId: "WINBACK",
-            appAccountToken: token, nonce: nonce, timestamp: 1_700_000_000_000)
+            applicationUsername: token.uuidString, nonce: nonce, timestamp: 1_700_000_000_000)
         #expect(
             payload
                 == "com.example.app\u{2063}KEYID12345\u{2063}com.example.monthly\u{2063}WINBACK\u{2063}7e3fb20b-4cdb-47cc-936d-99d65f608138\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1700000000000"
         )
 
         let signature = try key.promotionalOfferSignatureV1(
-            productId: "com.example.monthly", offerId: "WINBACK", appAccountToken: token, nonce: nonce, timestamp: 1_700_000_000_000)
+            productId: "com.example.monthly", offerId: "WINBACK", applicationUsername: token.uuidString, nonce: nonce,
+            timestamp: 1_700_000_000_000)
         let der = try #require(Data(base64Encoded: signature))
         let ecdsa = try P256.Signing.ECDSASignature(derRepresentation: der)
         #expect(key.privateKey.publicKey.isValidSignature(ecdsa, for: Data(payload.utf8)))
         #expect(!key.privateKey.publicKey.isValidSignature(ecdsa, for: Data((payload + "1").utf8)))
     }
 
-    @Test func legacySignatureWithoutAppAccountToken() {
+    /// Apple's "Generating a signature for promotional offers": `applicationUsername` is the app's own string for the
+    /// account (SKPayment.applicationUsername), lower-cased in the payload; not necessarily a UUID.
+    @Test func legacySignatureForAnyApplicationUsername() throws {
+        let nonce = UUID(uuidString: "A1B2C3D4-E5F6-4711-8899-AABBCCDDEEFF")!
         let payload = AppStoreSigningKey.promotionalOfferPayloadV1(
-            bundleId: "b", keyId: "k", productId: "p", offerId: "o", appAccountToken: nil,
+            bundleId: "com.example.app", keyId: "KEYID12345", productId: "com.example.monthly", offerId: "WINBACK",
+            applicationUsername: "User_42@Example.COM", nonce: nonce, timestamp: 1_700_000_000_000)
+        #expect(
+            payload
+                == "com.example.app\u{2063}KEYID12345\u{2063}com.example.monthly\u{2063}WINBACK\u{2063}user_42@example.com\u{2063}a1b2c3d4-e5f6-4711-8899-aabbccddeeff\u{2063}1700000000000"
+        )
+        let signature = try key.promotionalOfferSignatureV1(
+            productId: "com.example.monthly", offerId: "WINBACK", applicationUsername: "User_42@Example.COM", nonce: nonce,
+            timestamp: 1_700_000_000_000)
+        let ecdsa = try P256.Signing.ECDSASignature(derRepresentation: try #require(Data(base64Encoded: signature)))
+        #expect(key.privateKey.publicKey.isValidSignature(ecdsa, for: Data(payload.utf8)))
+        // The username is signed: another one does not verify.
+        let other = payload.replacingOccurrences(of: "user_42", with: "user_43")
+        #expect(!key.privateKey.publicKey.isValidSignature(ecdsa, for: Data(other.utf8)))
+    }
+
+    @Test func legacySignatureWithoutApplicationUsername() {
+        let payload = AppStoreSigningKey.promotionalOfferPayloadV1(
+            bundleId: "b", keyId: "k", productId: "p", offerId: "o", applicationUsername: "",
             nonce: UUID(uuidString: "00000000-0000-0000-0000-000000000001")!, timestamp: 5)
         #expect(payload == "b\u{2063}k\u{2063}p\u{2063}o\u{2063}\u{2063}00000000-0000-0000-0000-000000000001\u{2063}5")
     }

@@ -1,6 +1,7 @@
 import AppStore
 import Crypto
 import Foundation
+import TestSupport
 import Testing
 
 @Suite("App Store Server API tokens, checked as Apple's API does")
@@ -30,5 +31,21 @@ struct ServerAPITokenTests {
         #expect(ServerAPITokenClaims.verify(try token(signer: P256.Signing.PrivateKey()), publicKey: nil, bundleId: "com.example") != nil)
         #expect(ServerAPITokenClaims.verify("a.b", publicKey: nil, bundleId: "com.example") == nil)
         #expect(ServerAPITokenClaims.verify("!!.??.##", publicKey: nil, bundleId: "com.example") == nil)
+    }
+
+    @Test("a token as Apple's own library makes it (no iat) is accepted; without iat, exp may still be at most an hour away")
+    func withoutIssuedAt() throws {
+        let apple = try AppleLibraryToken.make(key: key, keyId: "KEY", issuerId: "issuer", bundleId: "com.example")
+        let claims = ServerAPITokenClaims.verify(apple, publicKey: key.publicKey, bundleId: "com.example")
+        #expect(claims?.iat == nil)
+        #expect(claims?.iss == "issuer")
+        // Five minutes from a time two hours ago: expired.
+        let old = try AppleLibraryToken.make(
+            key: key, keyId: "KEY", issuerId: "issuer", bundleId: "com.example", now: Date().addingTimeInterval(-7200))
+        #expect(ServerAPITokenClaims.verify(old, publicKey: key.publicKey, bundleId: "com.example") == nil)
+        // Expiring two hours from now: longer-lived than Apple allows.
+        let long = try AppleLibraryToken.make(
+            key: key, keyId: "KEY", issuerId: "issuer", bundleId: "com.example", now: Date().addingTimeInterval(7200))
+        #expect(ServerAPITokenClaims.verify(long, publicKey: key.publicKey, bundleId: "com.example") == nil)
     }
 }

@@ -57,6 +57,16 @@ import Testing
         #expect(try run(["experiment", "size", "--baseline", "x", "--mde", "0.5"]).status == 2)
     }
 
+    @Test("a decrease is written the natural way: --mde -0.2")
+    func sizeOfADecrease() throws {
+        let expected = try #require(HypothesisTests.sampleSizePerArm(baseline: 0.1, relativeMDE: -0.2, alpha: 0.05, power: 0.8))
+        let result = try run(["experiment", "size", "--baseline", "0.1", "--mde", "-0.2"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"usersPerArm\":\(expected)"))
+        // A negative value is still checked: -1.5 would make the treatment rate negative.
+        #expect(try run(["experiment", "size", "--baseline", "0.1", "--mde", "-1.5"]).status == 2)
+    }
+
     @Test func analyzePrintsJSONAndATable() throws {
         let definition = try write(
             #"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "control"}, {"key": "control_check"}, {"key": "b"}]}"#

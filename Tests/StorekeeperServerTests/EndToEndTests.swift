@@ -251,6 +251,21 @@ struct EndToEndReconciliationTests {
             let badRevision = try await fakeClient.execute(uri: "/inApps/v2/history/\(first)?revision=x", method: .get, headers: fields)
             #expect(badRevision.status == .badRequest)
 
+            // What Apple's own library sends: a token without iat, and Get Transaction History v1 (its default).
+            var appleFields = headers(nil)
+            appleFields[.authorization] =
+                "Bearer \(try AppleLibraryToken.make(key: Self.signingKey, keyId: "SIMKEY", issuerId: "issuer", bundleId: bundleId))"
+            let v1 = try await fakeClient.execute(uri: "/inApps/v1/history/\(first)", method: .get, headers: appleFields)
+            #expect(v1.status == .ok)
+            let v2 = try await fakeClient.execute(uri: "/inApps/v2/history/\(first)", method: .get, headers: appleFields)
+            #expect(v2.status == .ok)
+            #expect(String(buffer: v1.body) == String(buffer: v2.body))
+            let v1Body = try JSONSerialization.jsonObject(with: Data(v1.body.readableBytesView)) as? [String: Any]
+            #expect((v1Body?["signedTransactions"] as? [String])?.count == 4)
+            #expect(v1Body?["revision"] as? String == "4")
+            #expect(v1Body?["hasMore"] as? Bool == false)
+            #expect(v1Body?["bundleId"] as? String == bundleId)
+
             // A token for another app is refused.
             let other = try AppStoreSigningKey(
                 pem: Self.signingKey.pemRepresentation, keyId: "SIMKEY", issuerId: "issuer", bundleId: "com.other")

@@ -4,27 +4,26 @@ import Foundation
 /// Signatures that let an app redeem subscription offers, made with an In-App Purchase key.
 extension AppStoreSigningKey {
     /// The promotional-offer signature of StoreKit 1 (and `Product.PurchaseOption.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)`):
-    /// ECDSA P-256 with SHA-256 over `bundleId ⁣ keyId ⁣ productId ⁣ offerId ⁣ appAccountToken ⁣ nonce ⁣ timestamp`,
-    /// joined with U+2063, the token and nonce in lower case (an absent token is empty), the timestamp in epoch ms.
-    /// Returns the DER signature in standard base64.
+    /// ECDSA P-256 with SHA-256 over `bundleId ⁣ keyId ⁣ productId ⁣ offerId ⁣ applicationUsername ⁣ nonce ⁣ timestamp`,
+    /// joined with U+2063, the username and nonce in lower case (no username is the empty string), the timestamp in
+    /// epoch ms. The username is whatever the app sets as `SKPayment.applicationUsername`: any string, often but not
+    /// necessarily a UUID (pass an `appAccountToken` as its `uuidString`). Returns the DER signature in standard base64.
     public func promotionalOfferSignatureV1(
-        productId: String, offerId: String, appAccountToken: UUID?, nonce: UUID, timestamp: Int64
+        productId: String, offerId: String, applicationUsername: String, nonce: UUID, timestamp: Int64
     ) throws -> String {
         let payload = Self.promotionalOfferPayloadV1(
             bundleId: bundleId, keyId: keyId, productId: productId, offerId: offerId,
-            appAccountToken: appAccountToken, nonce: nonce, timestamp: timestamp)
+            applicationUsername: applicationUsername, nonce: nonce, timestamp: timestamp)
         return try privateKey.signature(for: Data(payload.utf8)).derRepresentation.base64EncodedString()
     }
 
     /// The exact string the V1 promotional-offer signature covers.
     public static func promotionalOfferPayloadV1(
-        bundleId: String, keyId: String, productId: String, offerId: String, appAccountToken: UUID?, nonce: UUID, timestamp: Int64
+        bundleId: String, keyId: String, productId: String, offerId: String, applicationUsername: String, nonce: UUID,
+        timestamp: Int64
     ) -> String {
-        [
-            bundleId, keyId, productId, offerId, appAccountToken?.uuidString.lowercased() ?? "", nonce.uuidString.lowercased(),
-            String(timestamp),
-        ]
-        .joined(separator: "\u{2063}")
+        [bundleId, keyId, productId, offerId, applicationUsername.lowercased(), nonce.uuidString.lowercased(), String(timestamp)]
+            .joined(separator: "\u{2063}")
     }
 
     /// The JWS for a promotional offer in StoreKit 2 (audience `promotional-offer`).
