@@ -89,6 +89,7 @@ public struct Catalog: Codable, Hashable, Sendable {
                 throw CatalogError("product '\(product.id)' has an empty entitlement id")
             }
             entitlements.formUnion(product.entitlements)
+            if product.group?.isEmpty == true { throw CatalogError("product '\(product.id)' has an empty subscription group") }
             switch product.type {
             case .autoRenewable:
                 guard let group = product.group, !group.isEmpty else {

@@ -24,8 +24,11 @@ public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
             self = .start
             return
         }
+        // Digits only (Int64 alone would take "+1"), at most 18 of them (never overflows): the OpenAPI pattern.
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let t = Int64(parts[0]), let s = Int64(parts[1]), t >= 0, s >= 0 else { return nil }
+        guard parts.count == 2, parts.allSatisfy({ (1...18).contains($0.utf8.count) && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
+            let t = Int64(parts[0]), let s = Int64(parts[1])
+        else { return nil }
         self.init(txOrder: t, seq: s)
     }
 

@@ -22,6 +22,7 @@ public func buildRouter(_ core: StorekeeperCore) -> Router<ServerContext> {
     router.addMiddleware {
         MetricsMiddleware(metrics: core.metrics)
         ErrorMiddleware(logger: core.logger)
+        MethodNotAllowedMiddleware(methodsByPath: OpenAPIDocument.methodsByPath)
     }
     let authenticator = APIKeyAuthenticator(apps: core.apps)
     let customers = CustomerController(core: core)

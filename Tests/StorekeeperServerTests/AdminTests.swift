@@ -4,10 +4,12 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import OpenAPIKit
 import Storage
 import StorekeeperCore
 import TestSupport
 import Testing
+import Yams
 
 @testable import StorekeeperServer
 
@@ -57,7 +59,7 @@ struct AdminTests {
             let health = try await client.execute(uri: "/health", method: .get)
             #expect(try decode(SystemController.Health.self, health).status == "ok")
             let yaml = try await client.execute(uri: "/openapi.yaml", method: .get)
-            #expect(String(buffer: yaml.body).hasPrefix("openapi: 3.1.0"))
+            #expect(String(buffer: yaml.body).hasPrefix("openapi: 3.1.1"))
             let missing = try await client.execute(uri: "/v2/nothing", method: .get)
             #expect(missing.status == .notFound)
             #expect(try errorCode(missing) == "not_found")
@@ -71,29 +73,46 @@ struct AdminTests {
         let routes = Set(
             buildRouter(h.core).routes.map { route in
                 let path = route.path.description.split(separator: "/").map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }
-                return "\(route.method.rawValue.lowercased()) /" + path.joined(separator: "/")
+                return "\(route.method.rawValue) /" + path.joined(separator: "/")
             })
-        var documented: Set<String> = []
-        var currentPath: String?
-        var inPaths = false
-        for line in OpenAPIDocument.yaml.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line == "paths:" {
-                inPaths = true
-                continue
-            }
-            guard inPaths else { continue }
-            if line.hasPrefix("  /"), line.hasSuffix(":") {
-                currentPath = String(line.dropFirst(2).dropLast())
-            } else if let currentPath, line.hasPrefix("    "), !line.hasPrefix("     "), line.hasSuffix(":") {
-                let method = line.trimmingCharacters(in: .whitespaces).dropLast()
-                if ["get", "post", "put", "patch", "delete"].contains(String(method)) { documented.insert("\(method) \(currentPath)") }
-            }
-        }
+        let documented = Set(OpenAPIDocument.methodsByPath.flatMap { entry in entry.methods.map { "\($0) \(entry.template)" } })
         #expect(!routes.isEmpty)
         #expect(
             routes == documented,
             "only routed: \(routes.subtracting(documented).sorted()); only documented: \(documented.subtracting(routes).sorted())")
         await h.close()
+    }
+
+    @Test("the OpenAPI document passes OpenAPIKit's validation and reads back from its YAML as the same document")
+    func openAPIValid() throws {
+        try OpenAPIDocument.document.validate()
+        let decoded = try YAMLDecoder().decode(OpenAPI.Document.self, from: OpenAPIDocument.yaml)
+        #expect(decoded.paths.count == OpenAPIDocument.document.paths.count)
+        #expect(decoded.components.schemas.count == OpenAPIDocument.document.components.schemas.count)
+        #expect(OpenAPIDocument.yaml.hasPrefix("openapi: 3.1.1"))
+        // The checker that every API test's answers go through can fail: an error body without its error.
+        let conformance = OpenAPIConformance.shared
+        #expect(!conformance.check(.object([:]), ["$ref": "#/components/schemas/Error"], at: "$").isEmpty)
+        #expect(!conformance.check(.string("+1-2"), ["pattern": OpenAPIDocument.cursorPattern], at: "$").isEmpty)
+        #expect(conformance.check(.string("12-3"), ["pattern": OpenAPIDocument.cursorPattern], at: "$").isEmpty)
+    }
+
+    @Test("a method a known path does not take is 405 with Allow; an unknown path stays 404")
+    func methodNotAllowed() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.test { client in
+            let trace = try await client.execute(uri: "/v1/customers/ann", method: .trace)
+            #expect(trace.status == .methodNotAllowed)
+            #expect(trace.headers[.allow] == "GET")
+            #expect(try errorCode(trace) == "method_not_allowed")
+            let delete = try await client.execute(uri: "/v1/apps/\(h.app.appId)", method: .delete, headers: headers(h.app.secretKey))
+            #expect(delete.status == .methodNotAllowed)
+            #expect(delete.headers[.allow] == "GET, PATCH")
+            let getWebhook = try await client.execute(uri: "/v1/apps/x/notifications/appstore", method: .get)
+            #expect(getWebhook.headers[.allow] == "POST")
+            let unknown = try await client.execute(uri: "/v1/nothing/here", method: .trace)
+            #expect(unknown.status == .notFound)
+        }
     }
 
     @Test("serve refuses pending migrations on an existing database unless asked to migrate; a new SQLite file migrates itself")

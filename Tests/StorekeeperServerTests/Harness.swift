@@ -115,7 +115,8 @@ struct Harness: Sendable {
     func test<Value: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
         let value: Value
         do {
-            value = try await application().test(.router) { client in try await body(client) }
+            // Every answer is checked against the OpenAPI document as it goes.
+            value = try await application().test(.router) { client in try await body(ConformingClient(base: client)) }
         } catch {
             await close()
             throw error

@@ -158,9 +158,7 @@ public struct PurchaseLinking: Sendable {
     /// (`$device:…`) can become an alias of a signed-in user.
     public func alias(_ alias: String, of appUserId: String, caller: Caller) async throws -> String {
         let appUserId = try AppUserIds.validate(appUserId, posting: true)
-        guard !alias.isEmpty, alias.unicodeScalars.count <= AppUserIds.maxLength else {
-            throw StorekeeperError.invalidInput(field: "alias", "alias is 1 to \(AppUserIds.maxLength) characters")
-        }
+        let alias = try AppUserIds.validate(alias, field: "alias")
         guard alias != appUserId else { throw StorekeeperError.invalidInput(field: "alias", "an app user id cannot be its own alias") }
         let device = AppUserIds.devicePrefix
         if caller.keyKind != .secret, !alias.hasPrefix(device) || appUserId.hasPrefix(device) {

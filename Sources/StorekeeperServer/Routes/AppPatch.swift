@@ -2,7 +2,8 @@ import Entitlements
 import StorekeeperCore
 
 /// `PATCH /v1/apps/{appId}`: every field is optional; those present replace the stored ones. Secrets can be set or,
-/// with null, removed. The bundle id cannot change.
+/// with null, removed. The bundle id cannot change, and an unknown field is refused rather than ignored (a typo would
+/// otherwise look like success).
 struct AppPatch: Decodable {
     var appAppleId: Int64??
     var environments: [String]?
@@ -17,10 +18,23 @@ struct AppPatch: Decodable {
         case appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy, bundleId
     }
 
+    /// Any key of the body, to find the unknown ones.
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if c.contains(.bundleId) {
             throw StorekeeperError.invalidInput(field: "bundleId", "bundleId cannot change: create another app for another bundle id")
+        }
+        if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.first(where: { CodingKeys(stringValue: $0.stringValue) == nil }
+        ) {
+            throw StorekeeperError.invalidInput(
+                field: unknown.stringValue, "'\(unknown.stringValue)' is not a field of an app's configuration")
         }
         func nullable<T: Decodable>(_ key: CodingKeys) throws -> T?? {
             guard c.contains(key) else { return nil }

@@ -1,0 +1,186 @@
+import AppStore
+import Foundation
+import OpenAPIKit
+import StorekeeperCore
+
+/// The reusable parts of the document: schemas, parameters, responses and the key scheme.
+extension OpenAPIDocument {
+    static var components: OpenAPI.Components {
+        OpenAPI.Components(
+            schemas: [
+                "Error": errorSchema,
+                "Customer": customerSchema,
+                "Access": accessSchema,
+                "EventPage": eventPageSchema,
+                "Product": productSchema,
+                "Catalog": .object(properties: ["products": .array(items: .reference(.component(named: "Product")))]),
+                "ServerAPICredentials": serverAPISchema,
+                "AppView": appViewSchema,
+            ],
+            responses: [
+                "Error": .response(
+                    description: "An error: a stable code, a message, the input at fault when there is one.",
+                    content: [.json: .content(.init(schema: .reference(.component(named: "Error"))))]),
+                "Customer": .response(
+                    description: "The customer's state at server time.",
+                    headers: [
+                        "ETag": .b(.init(schema: .string, description: "The state's version, for If-None-Match.")),
+                        "Cache-Control": .b(.init(schema: .string, description: "max-age never passes nextChangeAt.")),
+                    ],
+                    content: [.json: .content(.init(schema: .reference(.component(named: "Customer"))))]),
+                "Events": .response(
+                    description: "A page of events.", content: [.json: .content(.init(schema: .reference(.component(named: "EventPage"))))]),
+            ],
+            parameters: [
+                "AppId": .parameter(name: "appId", context: .path(schema: .string(minLength: 1)), description: "The app's id."),
+                "AppUserId": .parameter(
+                    name: "appUserId", context: .path(schema: appUserIdSchema),
+                    description: "The app's name for the customer: 1 to \(AppUserIds.maxLength) characters on one line."),
+                "PostingAppUserId": .parameter(
+                    name: "appUserId", context: .path(schema: postingAppUserIdSchema),
+                    description:
+                        "The app's name for the customer: 1 to \(AppUserIds.maxLength) characters on one line, not starting with $ but for the app's $device: ids."
+                ),
+                "Environment": .parameter(
+                    name: "environment", context: .query(schema: environmentSchema(required: true)),
+                    description: "One of the app's environments (400 for another). Default: the app's first."),
+                "After": .parameter(
+                    name: "after", context: .query(schema: .string(pattern: cursorPattern)),
+                    description: "The nextCursor of the previous page (0: from the start)."),
+                "Limit": .parameter(
+                    name: "limit",
+                    context: .query(
+                        schema: .integer(
+                            maximum: (EventQuery.limits.upperBound, exclusive: false),
+                            minimum: (EventQuery.limits.lowerBound, exclusive: false),
+                            defaultValue: 100)),
+                    description: "Events per page."),
+            ],
+            securitySchemes: [
+                "apiKey": .b(
+                    .http(
+                        scheme: "bearer",
+                        description: "pk_<id>_<secret> (customer endpoints) or sk_<id>_<secret> (all endpoints of its app)"))
+            ])
+    }
+
+    /// `<txOrder>-<seq>` as `nextCursor` writes it, or `0`.
+    static let cursorPattern = "^(0|[0-9]{1,18}-[0-9]{1,18})$"
+
+    /// The line breaks `AppUserIds` refuses, as a regular expression's character class body (`\u000A…`).
+    static let lineBreakClass = AppUserIds.lineBreaks.map { String(format: "\\u%04X", $0.value) }.joined()
+
+    /// What `AppUserIds.validate` accepts: 1 to 256 Unicode scalars (JSON Schema's `maxLength` counts the same), no
+    /// line break.
+    static let appUserIdSchema = JSONSchema.string(minLength: 1, maxLength: AppUserIds.maxLength, pattern: "^[^\(lineBreakClass)]+$")
+
+    /// What `AppUserIds.validate(posting: true)` accepts: the same, and no leading `$` but for the app's `$device:` ids.
+    static let postingAppUserIdSchema = JSONSchema.string(
+        minLength: 1, maxLength: AppUserIds.maxLength,
+        pattern: "^([^$\(lineBreakClass)][^\(lineBreakClass)]*|\\$device:[^\(lineBreakClass)]*)$")
+
+    static func environmentSchema(required: Bool) -> JSONSchema {
+        .string(required: required, allowedValues: Environment.known.map { .init($0.rawValue) })
+    }
+
+    static func ref(_ name: String, required: Bool = true) -> JSONSchema { .reference(.component(named: name), required: required) }
+
+    static let errorSchema = JSONSchema.object(
+        properties: [
+            "error": .object(
+                properties: [
+                    "code": .string(
+                        description: "Stable, for programs.",
+                        examples: [
+                            "unauthenticated", "forbidden", "not_found", "method_not_allowed", "invalid_request", "payload_too_large",
+                            "invalidJWTFormat", "verificationFailure", "invalidAppIdentifier", "invalidEnvironment",
+                            "retryableVerificationFailure", "transaction_owned", "receipt_rejected", "unavailable",
+                        ]),
+                    "message": .string(description: "For people."),
+                    "field": .string(
+                        required: false, description: "The input at fault (a body field, a query parameter, the app user id), when one is."),
+                ])
+        ])
+
+    static let accessSchema = JSONSchema.object(
+        properties: [
+            "active": .boolean(required: false),
+            "expiresDate": .integer(required: false, nullable: true),
+            "productId": .string(required: false, nullable: true),
+            "transactionId": .string(required: false, nullable: true),
+        ])
+
+    static let customerSchema = JSONSchema.object(
+        properties: [
+            "appUserId": .string,
+            "environment": .string,
+            "requestDate": .integer(description: "Server time, epoch ms: clients must not trust the device clock."),
+            "state": .string(allowedValues: "new", "active", "inactive"),
+            "billingIssue": .boolean,
+            "entitlements": .object(additionalProperties: .b(ref("Access"))),
+            "products": .object(required: false, additionalProperties: .b(ref("Access"))),
+            "groups": .object(required: false),
+            "subscriptions": .array(items: .object),
+            "nonSubscriptions": .array(items: .object),
+            "introEligibility": .object,
+            "winBackEligibility": .object(required: false),
+            "nextChangeAt": .integer(required: false, nullable: true),
+        ])
+
+    static let eventPageSchema = JSONSchema.object(
+        properties: [
+            "events": .array(
+                items: .object(
+                    properties: [
+                        "id": .string,
+                        "type": .string,
+                        "effectiveAt": .integer,
+                        "cursor": .string(pattern: cursorPattern),
+                        "recordedAt": .integer(required: false),
+                    ])),
+            "nextCursor": .string(pattern: cursorPattern),
+        ])
+
+    /// An ISO 8601 duration such as P1M, P1Y, P2W, P3D or PT12H; null is the same as absent.
+    static let durationSchema = JSONSchema.string(
+        required: false, nullable: true, minLength: 2, maxLength: 40, pattern: "^P([0-9]+[YMWD])*(T([0-9]+[HMS])+)?$",
+        examples: ["P1M", "P1Y", "P1W", "P3D"])
+
+    static let productSchema = JSONSchema.object(
+        properties: [
+            "id": .string(minLength: 1),
+            "type": .string(allowedValues: "autoRenewable", "nonConsumable", "consumable", "nonRenewing"),
+            "group": .string(
+                required: false, nullable: true, description: "The subscription group (auto-renewable products).", minLength: 1),
+            "period": durationSchema.with(description: "The renewal period (auto-renewable products)."),
+            "duration": durationSchema.with(description: "How long a non-renewing subscription lasts."),
+            "entitlements": .array(required: false, nullable: true, items: .string(minLength: 1)),
+            "level": .integer(required: false, nullable: true, description: "The service level in its group: 1 is the highest."),
+        ])
+
+    static let serverAPISchema = JSONSchema.object(
+        nullable: true,
+        properties: [
+            "issuerId": .string(minLength: 1),
+            "keyId": .string(minLength: 1),
+            "privateKey": .string(description: "The In-App Purchase key (.p8), PEM.", minLength: 1),
+            "baseURL": .string(required: false, description: "Apple's by default."),
+        ])
+
+    static let appViewSchema = JSONSchema.object(
+        properties: [
+            "appId": .string,
+            "bundleId": .string,
+            "appAppleId": .integer(required: false, nullable: true),
+            "environments": .array(items: .string),
+            "trustedRoots": .array(required: false, nullable: true, items: .string),
+            "sharedSecretConfigured": .boolean,
+            "serverAPI": .object(
+                required: false, nullable: true,
+                properties: [
+                    "issuerId": .string, "keyId": .string, "baseURL": .string(required: false), "privateKeyConfigured": .boolean,
+                ]),
+            "catalog": ref("Catalog"),
+            "transferPolicy": .string(allowedValues: "transfer", "keep"),
+        ])
+}
