@@ -84,18 +84,18 @@ struct OpenAPIConformance: Sendable {
         guard let content = resolved["content"] as? [String: Any], let json = content["application/json"] as? [String: Any] else {
             return []
         }
-        let where_ = "\(method) \(template) \(response.status.code)"
+        let place = "\(method) \(template) \(response.status.code)"
         guard response.headers[.contentType]?.hasPrefix("application/json") == true else {
-            return ["\(where_): content type \(response.headers[.contentType] ?? "none"), documented application/json"]
+            return ["\(place): content type \(response.headers[.contentType] ?? "none"), documented application/json"]
         }
         guard let schema = json["schema"] as? [String: Any] else { return [] }
         let value: JSON
         do {
             value = try JSONDecoder().decode(JSON.self, from: Data(response.body.readableBytesView))
         } catch {
-            return ["\(where_): the body is not JSON"]
+            return ["\(place): the body is not JSON"]
         }
-        return check(value, schema, at: where_ + " $")
+        return check(value, schema, at: place + " $")
     }
 
     func resolve(_ object: [String: Any]) -> [String: Any] {
