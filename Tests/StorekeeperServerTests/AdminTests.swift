@@ -97,6 +97,36 @@ struct AdminTests {
         #expect(conformance.check(.string("12-3"), ["pattern": OpenAPIDocument.cursorPattern], at: "$").isEmpty)
     }
 
+    @Test("what the document's schemas refuse, the code refuses: with a 400 that names the field")
+    func schemaAndCodeAgree() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.test { client in
+            let secret = headers(h.app.secretKey)
+            func refused(_ uri: String, _ method: HTTPRequest.Method = .get, body: String? = nil, field: String) async throws {
+                let response = try await client.execute(uri: uri, method: method, headers: secret, body: body.map { ByteBuffer(string: $0) })
+                #expect(response.status == .badRequest, "\(method) \(uri) \(body ?? ""): \(response.status)")
+                #expect(try decode(ErrorBody.self, response).error.field == field, "\(uri)")
+            }
+            // Environments are spelled as Apple spells them (the schema's enum).
+            try await refused("/v1/customers/ann?environment=sandbox", field: "environment")
+            #expect(try await client.execute(uri: "/v1/customers/ann?environment=Sandbox", method: .get, headers: secret).status == .ok)
+            // Cursors are digits only; limits 1 to 1000.
+            try await refused("/v1/apps/\(h.app.appId)/events?after=%2B1-2", field: "after")
+            try await refused("/v1/customers/ann/events?limit=1001", field: "limit")
+            // 257 scalars is one too many; 256 × é (512 UTF-8 bytes) is fine.
+            try await refused("/v1/subscribers/" + String(repeating: "a", count: 257), field: "appUserId")
+            let accented = String(repeating: "é", count: 256).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""
+            #expect(try await client.execute(uri: "/v1/customers/\(accented)", method: .get, headers: secret).status == .ok)
+            // An alias on two lines; an unknown configuration field; a product with an empty group.
+            try await refused("/v1/customers/ann/alias", .post, body: #"{"alias":"a\nb"}"#, field: "alias")
+            try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"transferPolicyy":"keep"}"#, field: "transferPolicyy")
+            let badGroup = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/products", method: .put, headers: secret,
+                body: ByteBuffer(string: #"{"products":[{"id":"coins","type":"consumable","group":""}]}"#))
+            #expect(badGroup.status == .badRequest)
+        }
+    }
+
     @Test("a method a known path does not take is 405 with Allow; an unknown path stays 404")
     func methodNotAllowed() async throws {
         let h = try await Harness.make(.sqlite)
