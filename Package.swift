@@ -196,6 +196,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")]
         ),

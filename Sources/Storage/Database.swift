@@ -190,8 +190,23 @@ public final class StorageDatabase: Sendable {
             try await db.raw("COMMIT").run()
             return value
         } catch {
-            try? await db.raw("ROLLBACK").run()
+            // On a lost connection the server has already rolled back, and a ROLLBACK sent there waits (30 s, seen
+            // when PostgreSQL restarted) before failing, holding the request and its pooled connection.
+            if !connectionLost(error) { try? await db.raw("ROLLBACK").run() }
             throw error
+        }
+    }
+
+    /// Whether the connection itself failed (closed, reset, or ended by the server: SQLSTATE classes 08 and 57).
+    static func connectionLost(_ error: any Error) -> Bool {
+        if error is ChannelError || error is IOError || error is NIOConnectionError { return true }
+        guard let error = error as? PSQLError else { return false }
+        switch error.code {
+        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown: return true
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            return state.hasPrefix("08") || state.hasPrefix("57")
+        default: return false
         }
     }
 
@@ -211,6 +226,14 @@ public final class StorageDatabase: Sendable {
             }
             throw error
         }
+    }
+
+    /// Runs one statement on the SQLite writer's connection between transactions; nothing on PostgreSQL. For tests
+    /// that make the file behave as read-only (`PRAGMA query_only`) or full (`PRAGMA max_page_count`), faults that
+    /// file permissions cannot produce for root.
+    func onSQLiteWriter(_ statement: String) async throws {
+        guard case .sqlite(let writer, _, let lock, _) = backend else { return }
+        try await lock.withLock { try await writer.sql().raw(SQLQueryString(statement)).run() }
     }
 
     /// Whether the database answers (for `/health`).

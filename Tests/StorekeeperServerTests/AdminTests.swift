@@ -103,7 +103,8 @@ struct AdminTests {
         try await h.test { client in
             let secret = headers(h.app.secretKey)
             func refused(_ uri: String, _ method: HTTPRequest.Method = .get, body: String? = nil, field: String) async throws {
-                let response = try await client.execute(uri: uri, method: method, headers: secret, body: body.map { ByteBuffer(string: $0) })
+                let response = try await client.execute(
+                    uri: uri, method: method, headers: secret, body: body.map { ByteBuffer(string: $0) })
                 #expect(response.status == .badRequest, "\(method) \(uri) \(body ?? ""): \(response.status)")
                 #expect(try decode(ErrorBody.self, response).error.field == field, "\(uri)")
             }

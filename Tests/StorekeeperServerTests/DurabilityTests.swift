@@ -16,9 +16,10 @@ struct DurabilityTests {
         let process = Process()
         let output = NIOLockedValueBox("")
 
-        init(database: String, near bundle: URL) throws {
+        init(database: String, near bundle: URL, extraArguments: [String] = []) throws {
             process.executableURL = try StorekeeperCLI.binary(near: bundle)
-            process.arguments = ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"]
+            process.arguments =
+                ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"] + extraArguments
             let pipe = Pipe()
             process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
