@@ -1,22 +1,26 @@
 #!/usr/bin/env bash
-# Installs PostgreSQL from Debian's packages if it is missing, starts it on 127.0.0.1:5432, and creates the test
-# database. Prints the URL for STOREKEEPER_TEST_POSTGRES_URL on its last line.
+# Installs PostgreSQL from Debian's packages if it is missing, starts a cluster on 127.0.0.1 and creates a database in
+# it. Prints the URL on its last line.
+# Usage: .ci/postgres.sh [cluster port database]   (default: main 5432 storekeeper_test, for STOREKEEPER_TEST_POSTGRES_URL)
 set -euo pipefail
+cluster=${1:-main}
+port=${2:-5432}
+database=${3:-storekeeper_test}
 if ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -q >&2
     apt-get install -y -q postgresql >&2
 fi
 version=$(ls /usr/lib/postgresql | sort -V | tail -1)
-if ! pg_lsclusters -h | grep -q "^$version main"; then
-    pg_createcluster "$version" main >&2
+if ! pg_lsclusters -h | grep -q "^$version $cluster "; then
+    pg_createcluster "$version" "$cluster" -p "$port" >&2
 fi
-pg_ctlcluster "$version" main start >&2 2>/dev/null || true
+pg_ctlcluster "$version" "$cluster" start >&2 2>/dev/null || true
 for _ in $(seq 1 30); do
-    pg_isready -h 127.0.0.1 -p 5432 -q && break
+    pg_isready -h 127.0.0.1 -p "$port" -q && break
     sleep 1
 done
-su postgres -c "psql -q -c \"ALTER USER postgres PASSWORD 'storekeeper'\"" >&2
-su postgres -c "psql -q -tc \"SELECT 1 FROM pg_database WHERE datname = 'storekeeper_test'\"" | grep -q 1 \
-    || su postgres -c "createdb storekeeper_test" >&2
-echo "postgres://postgres:storekeeper@127.0.0.1:5432/storekeeper_test?sslmode=disable"
+su postgres -c "psql -p $port -q -c \"ALTER USER postgres PASSWORD 'storekeeper'\"" >&2
+su postgres -c "psql -p $port -q -tc \"SELECT 1 FROM pg_database WHERE datname = '$database'\"" | grep -q 1 \
+    || su postgres -c "createdb -p $port $database" >&2
+echo "postgres://postgres:storekeeper@127.0.0.1:$port/$database?sslmode=disable"

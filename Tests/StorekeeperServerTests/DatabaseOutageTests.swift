@@ -81,7 +81,7 @@ struct DatabaseOutageTests {
 
     // MARK: - PostgreSQL
 
-    /// A second PostgreSQL cluster that this test alone crashes (`.ci/postgres-outage.sh` makes it), so that the other
+    /// A second PostgreSQL cluster that this test alone crashes (`.ci/postgres.sh outage 5433 storekeeper_outage` makes it), so that the other
     /// database tests keep theirs.
     static var outageURL: String? { ProcessInfo.processInfo.environment["STOREKEEPER_TEST_POSTGRES_OUTAGE_URL"] }
 
