@@ -161,7 +161,8 @@ public final class StorageDatabase: Sendable {
         case .sqlite(_, let readers, _, let next):
             return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql()) }
         case .postgres(let pool):
-            return try await Self.mapErrors { try await body(pool.database(logger: logger).sql()) }
+            let logger = logger
+            return try await Self.withDeadline { try await Self.mapErrors { try await body(pool.database(logger: logger).sql()) } }
         }
     }
 
@@ -173,9 +174,12 @@ public final class StorageDatabase: Sendable {
                 try await Self.mapErrors { try await Self.inTransaction(writer.sql(), begin: "BEGIN IMMEDIATE", body) }
             }
         case .postgres(let pool):
-            return try await Self.mapErrors {
-                try await pool.database(logger: logger).sql().withSession { session in
-                    try await Self.inTransaction(session, begin: "BEGIN", body)
+            let logger = logger
+            return try await Self.withDeadline {
+                try await Self.mapErrors {
+                    try await pool.database(logger: logger).sql().withSession { session in
+                        try await Self.inTransaction(session, begin: "BEGIN", body)
+                    }
                 }
             }
         }
@@ -207,6 +211,37 @@ public final class StorageDatabase: Sendable {
             let state = error.serverInfo?[.sqlState] ?? ""
             return state.hasPrefix("08") || state.hasPrefix("57")
         default: return false
+        }
+    }
+
+    /// How long a PostgreSQL operation may take before its request is answered `unavailable` (503, so Apple retries).
+    static let deadline: Duration = .seconds(15)
+
+    /// Runs `body` with a deadline. After PostgreSQL restarted under load, a request could wait on the driver for ever
+    /// (seen in the outage test: every session idle on the server, the request never answered, and SIGTERM then never
+    /// finishing); the deadline turns that into a retryable error. The late body is cancelled and left to end on its
+    /// own: a transaction it commits after the 503 is one that Apple's retry finds stored (ingestion is idempotent).
+    static func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let outcome = NIOLockedValueBox<CheckedContinuation<T, any Error>?>(nil)
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+            outcome.withLockedValue { $0 = continuation }
+            @Sendable func finish(_ result: Result<T, any Error>) -> Bool {
+                guard
+                    let waiting = outcome.withLockedValue({ box -> CheckedContinuation<T, any Error>? in
+                        defer { box = nil }
+                        return box
+                    })
+                else { return false }
+                waiting.resume(with: result)
+                return true
+            }
+            let work = Task {
+                do { _ = finish(.success(try await body())) } catch { _ = finish(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: deadline)
+                if finish(.failure(StorageError(.unavailable, "the database did not answer within \(deadline)"))) { work.cancel() }
+            }
         }
     }
 

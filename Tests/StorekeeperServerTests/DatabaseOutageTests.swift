@@ -124,7 +124,7 @@ struct DatabaseOutageTests {
         let appId = try #require(keys["appId"])
         let secretKey = try #require(keys["secretKey"])
         let server = try DurabilityTests.Server(database: url, near: bundleURL)
-        defer { server.process.terminate() }
+        defer { if server.process.isRunning { server.process.terminate() } }
         let port = try await server.port()
 
         let now = Int64(Date().timeIntervalSince1970 * 1000)
@@ -177,6 +177,12 @@ struct DatabaseOutageTests {
         let answered = acknowledged.withLockedValue { $0 }
         #expect(answered.allSatisfy { stored.contains($0.uuid) }, "acknowledged but not stored")
         try await Self.checkStates(answered, port: port, secretKey: secretKey)
+
+        // And it still stops cleanly on SIGTERM (while this test reads its output).
+        kill(server.process.processIdentifier, SIGTERM)
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .exit)
+        #expect(server.process.terminationStatus == 0)
     }
 
     // MARK: - SQLite
