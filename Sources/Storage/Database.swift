@@ -235,12 +235,21 @@ public final class StorageDatabase: Sendable {
                 waiting.resume(with: result)
                 return true
             }
-            let work = Task {
-                do { _ = finish(.success(try await body())) } catch { _ = finish(.failure(error)) }
+            let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
+            let timer = Task {
+                // Cancelled as soon as the body ends: no timer outlives its operation.
+                guard (try? await Task.sleep(for: deadline)) != nil else { return }
+                if finish(.failure(StorageError(.unavailable, "the database did not answer within \(deadline)"))) {
+                    work.withLockedValue { $0 }?.cancel()
+                }
             }
-            Task {
-                try? await Task.sleep(for: deadline)
-                if finish(.failure(StorageError(.unavailable, "the database did not answer within \(deadline)"))) { work.cancel() }
+            work.withLockedValue {
+                $0 = Task {
+                    let result: Result<T, any Error>
+                    do { result = .success(try await body()) } catch { result = .failure(error) }
+                    timer.cancel()
+                    _ = finish(result)
+                }
             }
         }
     }
