@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
-bin=${1:-$repo/.build/debug/storekeeper}
+bin=$(realpath "${1:-$repo/.build/debug/storekeeper}")   # absolute: the script works in a temporary folder
 budget=${SCHEMATHESIS_MAX_TIME:-60}   # seconds per caller
 
 venv=$repo/.build/ci-venv
