@@ -13,6 +13,9 @@ public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
 
     public static let start = EventCursor(txOrder: 0, seq: 0)
 
+    /// The most digits either number may have: 18 never overflow an Int64. The OpenAPI pattern is built from it.
+    public static let maxDigits = 18
+
     public init(txOrder: Int64, seq: Int64) {
         self.txOrder = txOrder
         self.seq = seq
@@ -24,9 +27,11 @@ public struct EventCursor: Sendable, Hashable, CustomStringConvertible {
             self = .start
             return
         }
-        // Digits only (Int64 alone would take "+1"), at most 18 of them (never overflows): the OpenAPI pattern.
+        // Digits only (Int64 alone would take "+1"), at most `maxDigits` of them: the OpenAPI pattern.
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, parts.allSatisfy({ (1...18).contains($0.utf8.count) && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
+        guard
+            parts.count == 2,
+            parts.allSatisfy({ (1...Self.maxDigits).contains($0.utf8.count) && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
             let t = Int64(parts[0]), let s = Int64(parts[1])
         else { return nil }
         self.init(txOrder: t, seq: s)

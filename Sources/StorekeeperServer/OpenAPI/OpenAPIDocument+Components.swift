@@ -1,6 +1,7 @@
 import AppStore
 import Foundation
 import OpenAPIKit
+import Storage
 import StorekeeperCore
 
 /// The reusable parts of the document: schemas, parameters, responses and the key scheme.
@@ -42,7 +43,7 @@ extension OpenAPIDocument {
                         "The app's name for the customer: 1 to \(AppUserIds.maxLength) characters on one line, not starting with $ but for the app's $device: ids."
                 ),
                 "Environment": .parameter(
-                    name: "environment", context: .query(schema: environmentSchema(required: true)),
+                    name: "environment", context: .query(schema: environmentSchema),
                     description: "One of the app's environments (400 for another). Default: the app's first."),
                 "After": .parameter(
                     name: "after", context: .query(schema: .string(pattern: cursorPattern)),
@@ -64,8 +65,8 @@ extension OpenAPIDocument {
             ])
     }
 
-    /// `<txOrder>-<seq>` as `nextCursor` writes it, or `0`.
-    static let cursorPattern = "^(0|[0-9]{1,18}-[0-9]{1,18})$"
+    /// `<txOrder>-<seq>` as `nextCursor` writes it, or `0`; what `EventCursor(_:)` parses.
+    static let cursorPattern = "^(0|[0-9]{1,\(EventCursor.maxDigits)}-[0-9]{1,\(EventCursor.maxDigits)})$"
 
     /// The line breaks `AppUserIds` refuses, as a regular expression's character class body (`\u000A…`).
     static let lineBreakClass = AppUserIds.lineBreaks.map { String(format: "\\u%04X", $0.value) }.joined()
@@ -77,11 +78,12 @@ extension OpenAPIDocument {
     /// What `AppUserIds.validate(posting: true)` accepts: the same, and no leading `$` but for the app's `$device:` ids.
     static let postingAppUserIdSchema = JSONSchema.string(
         minLength: 1, maxLength: AppUserIds.maxLength,
-        pattern: "^([^$\(lineBreakClass)][^\(lineBreakClass)]*|\\$device:[^\(lineBreakClass)]*)$")
+        pattern:
+            "^([^$\(lineBreakClass)][^\(lineBreakClass)]*|\(NSRegularExpression.escapedPattern(for: AppUserIds.devicePrefix))[^\(lineBreakClass)]*)$"
+    )
 
-    static func environmentSchema(required: Bool) -> JSONSchema {
-        .string(required: required, allowedValues: Environment.known.map { .init($0.rawValue) })
-    }
+    /// Apple's environments, spelled as `AppRuntime.environment(_:)` takes them.
+    static let environmentSchema = JSONSchema.string(allowedValues: Environment.known.map { .init($0.rawValue) })
 
     static func ref(_ name: String, required: Bool = true) -> JSONSchema { .reference(.component(named: name), required: required) }
 
