@@ -71,10 +71,11 @@ extension SimulatorCA {
         do { key = try P256.Signing.PrivateKey(pemRepresentation: pem) } catch {
             throw SimulatorStateError("\(StateFile.leafKey) is not a P-256 private key in PEM")
         }
+        let root = Array(try read(StateFile.root))
+        let intermediate = Array(try read(StateFile.intermediate))
+        let leaf = Array(try read(StateFile.leaf))
         do {
-            return try SimulatorCA(
-                rootDER: Array(try read(StateFile.root)), intermediateDER: Array(try read(StateFile.intermediate)),
-                leafDER: Array(try read(StateFile.leaf)), leafKey: key)
+            return try SimulatorCA(rootDER: root, intermediateDER: intermediate, leafDER: leaf, leafKey: key)
         } catch {
             throw SimulatorStateError("\(directory.path): \(error.message)")
         }

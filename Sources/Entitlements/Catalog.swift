@@ -92,7 +92,7 @@ public struct Catalog: Codable, Hashable, Sendable {
             if product.group?.isEmpty == true { throw CatalogError("product '\(product.id)' has an empty subscription group") }
             switch product.type {
             case .autoRenewable:
-                guard let group = product.group, !group.isEmpty else {
+                guard let group = product.group else {
                     throw CatalogError("auto-renewable product '\(product.id)' needs its subscription group")
                 }
                 if let period = product.period, !period.isPositive {
