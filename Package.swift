@@ -202,7 +202,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StorageTests",
-            dependencies: ["Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit")]
+            dependencies: [
+                "Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "AppStoreSimulatorTests",

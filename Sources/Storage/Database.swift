@@ -191,6 +191,9 @@ public final class StorageDatabase: Sendable {
         try await db.raw(SQLQueryString(begin)).run()
         do {
             let value = try await body(db)
+            // A transaction whose request was given up (the deadline answered 503, or the caller went away) rolls back
+            // rather than commit behind an error: a 503 must not hide a change, such as a rotated key never shown.
+            try Task.checkCancellation()
             try await db.raw("COMMIT").run()
             return value
         } catch {
@@ -220,37 +223,17 @@ public final class StorageDatabase: Sendable {
     /// Runs `body` with a deadline. After PostgreSQL restarted under load, a request could wait on the driver for ever
     /// (seen in the outage test: every session idle on the server, the request never answered, and SIGTERM then never
     /// finishing); the deadline turns that into a retryable error. The late body is cancelled and left to end on its
-    /// own: a transaction it commits after the 503 is one that Apple's retry finds stored (ingestion is idempotent).
-    static func withDeadline<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let outcome = NIOLockedValueBox<CheckedContinuation<T, any Error>?>(nil)
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-            outcome.withLockedValue { $0 = continuation }
-            @Sendable func finish(_ result: Result<T, any Error>) -> Bool {
-                guard
-                    let waiting = outcome.withLockedValue({ box -> CheckedContinuation<T, any Error>? in
-                        defer { box = nil }
-                        return box
-                    })
-                else { return false }
-                waiting.resume(with: result)
-                return true
-            }
-            let work = NIOLockedValueBox<Task<Void, Never>?>(nil)
-            let timer = Task {
-                // Cancelled as soon as the body ends: no timer outlives its operation.
-                guard (try? await Task.sleep(for: deadline)) != nil else { return }
-                if finish(.failure(StorageError(.unavailable, "the database did not answer within \(deadline)"))) {
-                    work.withLockedValue { $0 }?.cancel()
-                }
-            }
-            work.withLockedValue {
-                $0 = Task {
-                    let result: Result<T, any Error>
-                    do { result = .success(try await body()) } catch { result = .failure(error) }
-                    timer.cancel()
-                    _ = finish(result)
-                }
-            }
+    /// own; a transaction it was running rolls back instead of committing (see `inTransaction`), short of a COMMIT
+    /// already sent.
+    static func withDeadline<T: Sendable>(
+        _ deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let race = DeadlineRace<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { race.start($0, deadline: deadline, body: body) }
+        } onCancel: {
+            // The caller's cancellation reaches the body, as it would in a structured call.
+            race.finish(.failure(CancellationError()))
         }
     }
 
@@ -328,5 +311,58 @@ public struct StorageSession: Sendable {
     public init(sql: any SQLDatabase, kind: StorageDatabase.Kind) {
         self.sql = sql
         self.kind = kind
+    }
+}
+
+/// One database call against its deadline: the first of the body's result, the deadline or the caller's cancellation
+/// answers the caller, and the body is then cancelled (a no-op when it is what finished).
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var work: Task<Void, Never>?
+        var timer: Task<Void, Never>?
+        var finished = false
+    }
+    private let state = NIOLockedValueBox(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, deadline: Duration, body: @escaping @Sendable () async throws -> T) {
+        let cancelledAlready = state.withLockedValue { state -> Bool in
+            if state.finished { return true }
+            state.continuation = continuation
+            return false
+        }
+        guard !cancelledAlready else { return continuation.resume(throwing: CancellationError()) }
+        let timer = Task {
+            guard (try? await Task.sleep(for: deadline)) != nil else { return }
+            self.finish(.failure(StorageError(.unavailable, "the database did not answer within \(deadline)")))
+        }
+        let work = Task {
+            let result: Result<T, any Error>
+            do { result = .success(try await body()) } catch { result = .failure(error) }
+            self.finish(result)
+        }
+        let finishedMeanwhile = state.withLockedValue { state -> Bool in
+            state.work = work
+            state.timer = timer
+            return state.finished
+        }
+        if finishedMeanwhile {
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, work, timer) = state.withLockedValue { state in
+            guard !state.finished else {
+                return (nil, nil, nil) as (CheckedContinuation<T, any Error>?, Task<Void, Never>?, Task<Void, Never>?)
+            }
+            state.finished = true
+            defer { state.continuation = nil }
+            return (state.continuation, state.work, state.timer)
+        }
+        work?.cancel()
+        timer?.cancel()
+        continuation?.resume(with: result)
     }
 }
