@@ -189,6 +189,8 @@ let package = Package(
                 "Entitlements",
                 "TestSupport",
                 "storekeeper",
+                // JSONValue, for the OpenAPI conformance checker.
+                "Experiments",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

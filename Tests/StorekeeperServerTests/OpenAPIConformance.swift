@@ -1,3 +1,4 @@
+import Experiments
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -10,7 +11,7 @@ import Yams
 /// Checks answers against the OpenAPI document as served (its YAML, read back): the status must be documented for
 /// the operation, and a JSON body must fit the documented schema. A small JSON Schema checker for what the document
 /// uses: type (with null), properties, required, additionalProperties, items, enum, minLength, maxLength, pattern,
-/// minimum, maximum, minItems, oneOf and local $ref.
+/// minimum, maximum, minItems, oneOf and local $ref. JSON values are the project's `JSONValue`.
 struct OpenAPIConformance: Sendable {
     /// The parsed document. `@unchecked`: never mutated after `init`, and only read.
     struct Document: @unchecked Sendable { let root: [String: Any] }
@@ -26,35 +27,6 @@ struct OpenAPIConformance: Sendable {
             preconditionFailure("the served document is not YAML: \(error)")
         }
     }()
-
-    /// A JSON value, told apart exactly (a Bool is never a number).
-    indirect enum JSON: Decodable {
-        case null
-        case bool(Bool)
-        case integer(Int64)
-        case number(Double)
-        case string(String)
-        case array([JSON])
-        case object([String: JSON])
-        init(from decoder: any Decoder) throws {
-            let c = try decoder.singleValueContainer()
-            if c.decodeNil() {
-                self = .null
-            } else if let v = try? c.decode(Bool.self) {
-                self = .bool(v)
-            } else if let v = try? c.decode(Int64.self) {
-                self = .integer(v)
-            } else if let v = try? c.decode(Double.self) {
-                self = .number(v)
-            } else if let v = try? c.decode(String.self) {
-                self = .string(v)
-            } else if let v = try? c.decode([JSON].self) {
-                self = .array(v)
-            } else {
-                self = .object(try c.decode([String: JSON].self))
-            }
-        }
-    }
 
     /// The document's path template for a request path, if any.
     func template(for path: String) -> String? {
@@ -89,9 +61,9 @@ struct OpenAPIConformance: Sendable {
             return ["\(place): content type \(response.headers[.contentType] ?? "none"), documented application/json"]
         }
         guard let schema = json["schema"] as? [String: Any] else { return [] }
-        let value: JSON
+        let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSON.self, from: Data(response.body.readableBytesView))
+            value = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
         } catch {
             return ["\(place): the body is not JSON"]
         }
@@ -105,15 +77,17 @@ struct OpenAPIConformance: Sendable {
         return resolve(node as? [String: Any] ?? [:])
     }
 
-    func check(_ value: JSON, _ raw: [String: Any], at path: String) -> [String] {
+    func check(_ value: JSONValue, _ raw: [String: Any], at path: String) -> [String] {
         let schema = resolve(raw)
         var problems: [String] = []
         if let types = (schema["type"] as? [String]) ?? (schema["type"] as? String).map({ [$0] }) {
             let matches = types.contains { type in
                 switch (type, value) {
-                case ("null", .null), ("boolean", .bool), ("integer", .integer), ("number", .integer), ("number", .number),
-                    ("string", .string), ("array", .array), ("object", .object):
+                case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string), ("array", .array),
+                    ("object", .object):
                     return true
+                // JSON Schema's integer: a number without a fraction.
+                case ("integer", .number(let n)): return n.rounded() == n
                 default: return false
                 }
             }
@@ -134,9 +108,9 @@ struct OpenAPIConformance: Sendable {
             if let pattern = schema["pattern"] as? String, s.range(of: pattern, options: .regularExpression) == nil {
                 problems.append("\(path): '\(s)' does not match \(pattern)")
             }
-        case .integer(let n):
-            if let min = schema["minimum"] as? Int, n < min { problems.append("\(path): below \(min)") }
-            if let max = schema["maximum"] as? Int, n > max { problems.append("\(path): above \(max)") }
+        case .number(let n):
+            if let min = schema["minimum"] as? Int, n < Double(min) { problems.append("\(path): below \(min)") }
+            if let max = schema["maximum"] as? Int, n > Double(max) { problems.append("\(path): above \(max)") }
         case .array(let items):
             if let min = schema["minItems"] as? Int, items.count < min { problems.append("\(path): fewer than \(min) items") }
             if let itemSchema = schema["items"] as? [String: Any] {
