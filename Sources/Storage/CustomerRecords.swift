@@ -221,3 +221,12 @@ extension StorageSession {
         )
     }
 }
+
+extension StorageSession {
+    /// An app's customer ids after `after`, in order: pages for jobs that visit every customer.
+    public func customerIds(app appId: String, after: String?, limit: Int) async throws -> [String] {
+        var query = sql.select().column("id").from("customers").where("app_id", .equal, appId)
+        if let after { query = query.where("id", .greaterThan, after) }
+        return try await query.orderBy("id").limit(limit).all().map { try $0.decode(column: "id", as: String.self) }
+    }
+}

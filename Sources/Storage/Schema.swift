@@ -141,6 +141,59 @@ public enum Schema {
                 .column("at", type: .bigint, .notNull)
                 .run()
             try await db.create(index: "audit_app").on("audit_log").column("app_id").run()
-        }
+        },
+        Migration(version: 2, name: "money ledger, exchange rates") { db in
+            // Derived, like the states: every period and one-time purchase with its price, refund and USD rate, written
+            // in the transaction that recomputes its customer. Money in milliunits of `currency`.
+            try await db.create(table: "ledger")
+                .column("app_id", type: .text, .notNull)
+                .column("environment", type: .text, .notNull)
+                .column("transaction_id", type: .text, .notNull)
+                .column("customer_id", type: .text, .notNull)
+                .column("original_transaction_id", type: .text, .notNull)
+                .column("product_id", type: .text, .notNull)
+                .column("group_id", type: .text, .notNull)
+                .column("kind", type: .text, .notNull)
+                .column("start_at", type: .bigint, .notNull)
+                .column("end_at", type: .bigint)
+                // The end of access, grace period included (NULL: never ends).
+                .column("active_until", type: .bigint)
+                .column("renewal_number", type: .bigint)
+                .column("price", type: .bigint)
+                .column("currency", type: .text)
+                .column("storefront", type: .text)
+                .column("family_shared", type: .bigint, .notNull)
+                .column("refunded_at", type: .bigint)
+                .column("refund_amount", type: .bigint)
+                .column("monthly_price", type: .bigint)
+                .column("commission_per_mille", type: .bigint, .notNull)
+                .column("tax_per_mille", type: .bigint)
+                .column("will_renew", type: .bigint)
+                .column("grace_until", type: .bigint)
+                // How a paid period began ('new', 'trialConversion', 'resubscription'; NULL for a renewal), and what
+                // follows it in its subscription: the next paid period's start, its price per month, whether it was refunded.
+                .column("acquisition", type: .text)
+                .column("next_start", type: .bigint)
+                .column("next_monthly_price", type: .bigint)
+                .column("next_refunded", type: .bigint)
+                // The day (days since 1970-01-01, UTC) of the purchase, and the USD rate used with its own day.
+                .column("purchase_day", type: .bigint, .notNull)
+                .column("usd_rate", type: .custom(SQLRaw("DOUBLE PRECISION")))
+                .column("rate_day", type: .bigint)
+                .primaryKey("app_id", "environment", "transaction_id")
+                .run()
+            try await db.create(index: "ledger_customer").on("ledger").column("customer_id").column("environment").run()
+            try await db.create(index: "ledger_start").on("ledger").column("app_id").column("environment").column("start_at").run()
+            try await db.create(index: "ledger_active_until").on("ledger")
+                .column("app_id").column("environment").column("active_until").run()
+            try await db.create(index: "ledger_currency").on("ledger").column("currency").column("purchase_day").run()
+            // Loaded by the operator: USD per unit of a currency, by day.
+            try await db.create(table: "exchange_rates")
+                .column("currency", type: .text, .notNull)
+                .column("day", type: .bigint, .notNull)
+                .column("usd_per_unit", type: .custom(SQLRaw("DOUBLE PRECISION")), .notNull)
+                .primaryKey("currency", "day")
+                .run()
+        },
     ]
 }
