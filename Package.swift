@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
+        .library(name: "Analytics", targets: ["Analytics"]),
         .library(name: "Experiments", targets: ["Experiments"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
@@ -84,6 +85,17 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The money ledger (periods, refunds, USD at stored rates, estimated proceeds) and the metrics computed from it,
+        // with the formulas of docs/metrics.md. No HTTP.
+        .target(
+            name: "Analytics",
+            dependencies: [
+                "AppStore",
+                "Entitlements",
+                "Storage",
+                .product(name: "SQLKit", package: "sql-kit"),
             ]
         ),
         // The domain: use cases (ingestion, purchase linking, customer reads, app administration, reconciliation),
@@ -201,6 +213,10 @@ let package = Package(
                 .product(name: "SQLKit", package: "sql-kit"),
             ],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "AnalyticsTests",
+            dependencies: ["Analytics", "AppStore", "Entitlements", "Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit")]
         ),
         .testTarget(
             name: "StorageTests",

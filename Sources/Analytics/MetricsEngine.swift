@@ -1,0 +1,410 @@
+import AppStore
+import SQLKit
+import Storage
+
+/// Computes the metrics from the ledger, in SQL that SQLite and PostgreSQL run alike.
+///
+/// Rows are aggregated per quarter hour (every time zone's offset is a multiple of 15 minutes), then the quarter hours
+/// are gathered into the request's intervals here: one scan per query whatever the interval or the time zone.
+/// Point-in-time metrics (MRR, actives) are a running sum of what starts minus what ends.
+public struct MetricsEngine: Sendable {
+    static let slot: Int64 = 900_000
+    static let day: Int64 = 86_400_000
+
+    let database: StorageDatabase
+
+    public init(database: StorageDatabase) { self.database = database }
+
+    // MARK: - Predicates
+
+    /// A paid subscription period: an auto-renewable's period other than a free trial, not family-shared, not free.
+    static let paid = "kind IN ('intro', 'promo', 'offerCode', 'winBack', 'regular') AND family_shared = 0 AND (price IS NULL OR price > 0)"
+    static let trial = "kind = 'trial' AND family_shared = 0"
+    /// Revenue: anything paid for, not family-shared.
+    static let revenue = "kind <> 'trial' AND family_shared = 0 AND price > 0"
+    /// USD of a money column (NULL without a rate: SUM leaves it out, `unconverted` reports it).
+    static func usd(_ column: String) -> String { "usd_rate * \(column) / 1000" }
+    /// Estimated proceeds of a money column: less the commission, less tax included in the price.
+    static func proceeds(_ column: String) -> String {
+        "usd_rate * (\(column)) * (1000 - commission_per_mille) / (1000 + COALESCE(tax_per_mille, 0)) / 1000"
+    }
+
+    // MARK: - Series
+
+    public func series(_ metric: Metric, _ request: MetricRequest, now: Int64) async throws -> MetricSeries {
+        let (allDays, boundaries) = request.buckets
+        // Intervals that have not begun yet have no point.
+        let count = boundaries.dropLast().prefix { $0 <= now }.count
+        let days = Array(allDays.prefix(count))
+        let bounds = Array(boundaries.prefix(count + 1))
+        let scope = Scope(request)
+        var series = MetricSeries(
+            metric: metric, interval: request.interval, environment: request.environment.rawValue,
+            timeZone: request.timeZone.identifier, points: [], unconverted: [:], estimated: [], notes: [])
+        guard count > 0 else {
+            series.notes.append("the range begins after now: no interval has begun")
+            return series
+        }
+        // The instant each point is read at: its end, or now for the interval under way.
+        let ends = bounds.dropFirst().map { min($0, now) }
+        switch metric {
+        case .mrr, .arr:
+            let factor: Double = metric == .arr ? 12 : 1
+            let values = try await snapshots(
+                scope, Self.paid, sums: [Self.usd("monthly_price"), Self.proceeds("monthly_price")], at: ends)
+            series.points = zip(days, values).map { day, v in
+                MetricPoint(
+                    start: day, value: cents(v[0] * factor), fields: [("gross", cents(v[0] * factor)), ("proceeds", cents(v[1] * factor))])
+            }
+            series.unconverted = try await unconvertedActive(scope, column: "monthly_price", at: ends.last ?? now, factor: factor)
+            series.estimated = ["proceeds"]
+        case .activeSubscriptions:
+            let values = try await snapshots(
+                scope, Self.paid,
+                sums: ["1", "CASE WHEN will_renew = 0 THEN 0 ELSE 1 END", "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END"], at: ends)
+            series.points = zip(days, values).map { day, v in
+                MetricPoint(start: day, value: v[0], fields: [("autoRenewOn", v[1]), ("autoRenewOff", v[2])])
+            }
+        case .activeTrials:
+            let values = try await snapshots(scope, Self.trial, sums: ["1"], at: ends)
+            series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
+        case .newTrials:
+            let values = try await perInterval(scope, Self.trial, sums: ["1"], instant: "start_at", bounds: bounds)
+            series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
+        case .newPaidSubscriptions:
+            let values = try await perInterval(
+                scope, Self.paid + " AND acquisition IS NOT NULL",
+                sums: [
+                    "1", "CASE WHEN acquisition = 'new' THEN 1 ELSE 0 END", "CASE WHEN acquisition = 'trialConversion' THEN 1 ELSE 0 END",
+                    "CASE WHEN acquisition = 'resubscription' THEN 1 ELSE 0 END",
+                ], instant: "start_at", bounds: bounds)
+            series.points = zip(days, values).map { day, v in
+                MetricPoint(start: day, value: v[0], fields: [("new", v[1]), ("trialConversion", v[2]), ("resubscription", v[3])])
+            }
+        case .trialConversion:
+            series.points = try await trialConversion(scope, request, days: days, bounds: bounds, now: now)
+            series.notes.append(
+                "cohorts by trial start: converted + pending + abandoned = trials; convertedWithinWindow counts conversions within \(request.conversionWindowDays) days of the trial's end"
+            )
+        case .churn:
+            series.points = try await churn(scope, days: days, bounds: bounds, now: now)
+        case .revenue:
+            let values = try await perInterval(
+                scope, Self.revenue,
+                sums: [
+                    Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)"), Self.proceeds("price - COALESCE(refund_amount, 0)"),
+                    "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(Self.usd("price")) ELSE 0 END",
+                    "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(Self.usd("price")) ELSE 0 END",
+                ], instant: "start_at", bounds: bounds)
+            series.points = zip(days, values).map { day, v in
+                MetricPoint(
+                    start: day, value: cents(v[0] - v[1]),
+                    fields: [
+                        ("gross", cents(v[0])), ("refunds", cents(v[1])), ("net", cents(v[0] - v[1])), ("proceeds", cents(v[2])),
+                        ("newGross", cents(v[3])), ("renewalGross", cents(v[4])),
+                    ])
+            }
+            series.unconverted = try await unconvertedBooked(scope, from: bounds[0], to: bounds[bounds.count - 1])
+            series.estimated = ["proceeds"]
+        case .refundRate:
+            let values = try await perInterval(
+                scope, Self.revenue,
+                sums: ["1", "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END", Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)")],
+                instant: "start_at", bounds: bounds)
+            series.points = zip(days, values).map { day, v in
+                let rate = v[0] > 0 ? v[1] / v[0] : 0
+                return MetricPoint(
+                    start: day, value: rate,
+                    fields: [("transactions", v[0]), ("refunded", v[1]), ("revenueRate", v[2] > 0 ? v[3] / v[2] : 0)])
+            }
+        }
+        if series.estimated.contains("proceeds") {
+            series.notes.append(
+                "proceeds are estimated: Apple's commission of 30%, 15% in the Small Business Program and from a subscriber's second year; before tax wherever the app gives no storefront tax rate"
+            )
+        }
+        if !series.unconverted.isEmpty {
+            series.notes.append("money in currencies without an exchange rate is left out of the USD figures and listed in unconverted")
+        }
+        return series
+    }
+
+    // MARK: - Overview
+
+    public func overview(appId: String, environment: Environment, now: Int64) async throws -> MetricsOverview {
+        let scope = Scope(appId: appId, environment: environment.rawValue)
+        let monthAgo = now - 30 * Self.day
+        let active = try await snapshots(
+            scope, Self.paid, sums: [Self.usd("monthly_price"), "1"], at: [monthAgo, now], exact: true)
+        let trials = try await snapshots(scope, Self.trial, sums: ["1"], at: [now], exact: true)
+        let money = try await window(
+            scope, Self.revenue, sums: [Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)")], instant: "start_at",
+            from: monthAgo, to: now)
+        let ended = try await window(
+            scope, Self.trial + " AND end_at <= \(now)",
+            sums: ["1", "CASE WHEN next_start IS NULL THEN 0 ELSE 1 END"], instant: "end_at", from: monthAgo, to: now)
+        let churned = try await expiries(scope, from: monthAgo, to: now, now: now)
+        var unconverted: [String: [String: Double]] = [:]
+        let mrrLeftOut = try await unconvertedActive(scope, column: "monthly_price", at: now, factor: 1)
+        let revenueLeftOut = try await unconvertedBooked(scope, from: monthAgo, to: now)
+        if !mrrLeftOut.isEmpty { unconverted["mrr"] = mrrLeftOut }
+        if !revenueLeftOut.isEmpty { unconverted["revenueLast30Days"] = revenueLeftOut }
+        let activesThen = active[0][1]
+        return MetricsOverview(
+            environment: environment.rawValue, mrr: cents(active[1][0]), arr: cents(active[1][0] * 12),
+            activeSubscriptions: Int(active[1][1]), activeTrials: Int(trials[0][0]),
+            revenueLast30Days: cents(money[0] - money[1]), refundsLast30Days: cents(money[1]),
+            trialConversionLast30Days: ended[0] > 0 ? ended[1] / ended[0] : nil,
+            churnLast30Days: activesThen > 0 ? (churned.expired - churned.cameBack) / activesThen : nil,
+            unconverted: unconverted, estimated: [],
+            notes: unconverted.isEmpty ? [] : ["money in currencies without an exchange rate is left out and listed in unconverted"])
+    }
+
+    // MARK: - Building blocks
+
+    /// What a request filters on.
+    struct Scope {
+        var appId: String
+        var environment: String
+        var productId: String?
+        var group: String?
+        var storefront: String?
+
+        init(appId: String, environment: String) {
+            self.appId = appId
+            self.environment = environment
+        }
+
+        init(_ request: MetricRequest) {
+            self.init(appId: request.appId, environment: request.environment.rawValue)
+            productId = request.productId
+            group = request.group
+            storefront = request.storefront
+        }
+
+        /// `WHERE` conditions, with binds.
+        func condition(_ predicate: String) -> SQLQueryString {
+            var query = SQLQueryString("app_id = ")
+            query.appendInterpolation(bind: appId)
+            query.appendInterpolation(unsafeRaw: " AND environment = ")
+            query.appendInterpolation(bind: environment)
+            for (column, value) in [("product_id", productId), ("group_id", group), ("storefront", storefront)] {
+                guard let value else { continue }
+                query.appendInterpolation(unsafeRaw: " AND \(column) = ")
+                query.appendInterpolation(bind: value)
+            }
+            query.appendInterpolation(unsafeRaw: " AND (\(predicate))")
+            return query
+        }
+    }
+
+    /// Sums of `sums` over the rows active at each instant of `at` (started at or before it, ending after it).
+    /// Aligned instants come from one running sum over quarter hours; `exact` (or an unaligned instant) reads it
+    /// directly.
+    func snapshots(_ scope: Scope, _ predicate: String, sums: [String], at instants: [Int64], exact: Bool = false)
+        async throws -> [[Double]]
+    {
+        let aligned = instants.filter { !exact && $0 % Self.slot == 0 }
+        var results: [Int64: [Double]] = [:]
+        if let first = aligned.min(), let last = aligned.max() {
+            // Active at the last instant of the slot before `t`: started before t, ends at or after t.
+            let starts = try await grouped(
+                scope, predicate + " AND start_at < \(last) AND (active_until IS NULL OR active_until >= \(first))", sums: sums,
+                key: "start_at / \(Self.slot)")
+            let ends = try await grouped(
+                scope, predicate + " AND start_at < \(last) AND active_until >= \(first) AND active_until < \(last)",
+                sums: sums, key: "active_until / \(Self.slot)")
+            for instant in aligned {
+                let cut = instant / Self.slot
+                var values = Array(repeating: 0.0, count: sums.count)
+                for (slot, row) in starts where slot < cut { for i in values.indices { values[i] += row[i] } }
+                for (slot, row) in ends where slot < cut { for i in values.indices { values[i] -= row[i] } }
+                results[instant] = values
+            }
+        }
+        for instant in instants where results[instant] == nil {
+            let rows = try await grouped(
+                scope, predicate + " AND start_at <= \(instant) AND (active_until IS NULL OR active_until > \(instant))", sums: sums,
+                key: "0")
+            results[instant] = rows.first?.value ?? Array(repeating: 0, count: sums.count)
+        }
+        return instants.map { results[$0] ?? [] }
+    }
+
+    /// Sums of `sums` over the rows whose `instant` column falls in each interval `[bounds[i], bounds[i+1])`.
+    func perInterval(_ scope: Scope, _ predicate: String, sums: [String], instant: String, bounds: [Int64]) async throws
+        -> [[Double]]
+    {
+        guard let first = bounds.first, let last = bounds.last else { return [] }
+        let rows = try await grouped(
+            scope, predicate + " AND \(instant) >= \(first) AND \(instant) < \(last)", sums: sums, key: "\(instant) / \(Self.slot)")
+        var values = Array(repeating: Array(repeating: 0.0, count: sums.count), count: bounds.count - 1)
+        for (slot, row) in rows {
+            guard let bucket = Self.bucket(of: slot * Self.slot, in: bounds) else { continue }
+            for i in row.indices { values[bucket][i] += row[i] }
+        }
+        return values
+    }
+
+    /// Sums over the rows whose `instant` falls in `[from, to)`.
+    func window(_ scope: Scope, _ predicate: String, sums: [String], instant: String, from: Int64, to: Int64) async throws
+        -> [Double]
+    {
+        try await grouped(scope, predicate + " AND \(instant) >= \(from) AND \(instant) < \(to)", sums: sums, key: "0").first?
+            .value ?? Array(repeating: 0, count: sums.count)
+    }
+
+    /// `SELECT key, SUM(…)… GROUP BY key`, every sum as a double (0 for none).
+    func grouped(_ scope: Scope, _ predicate: String, sums: [String], key: String) async throws -> [(key: Int64, value: [Double])] {
+        let columns = sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }.joined(separator: ", ")
+        var query = SQLQueryString("SELECT \(unsafeRaw: key) AS k, \(unsafeRaw: columns) FROM ledger WHERE ")
+        query.appendInterpolation(scope.condition(predicate))
+        // A constant key is one group: no GROUP BY (which would read `0` as a column position).
+        if key != "0" { query.appendInterpolation(unsafeRaw: " GROUP BY \(key)") }
+        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
+        return try rows.map { row in
+            let key = try row.decode(column: "k", as: Int64.self)
+            return (key, try sums.indices.map { try row.decode(column: "v\($0)", as: Double?.self) ?? 0 })
+        }
+    }
+
+    /// The interval an instant falls in.
+    static func bucket(of instant: Int64, in bounds: [Int64]) -> Int? {
+        guard let first = bounds.first, let last = bounds.last, instant >= first, instant < last else { return nil }
+        var low = 0
+        var high = bounds.count - 1
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if bounds[middle] <= instant { low = middle } else { high = middle }
+        }
+        return low
+    }
+
+    /// Paid subscriptions whose access ended in `[from, to)` (by `now`) with no paid period right after, and of those
+    /// the ones whose next paid period began in the same interval; with the MRR they took, and MRR lost to downgrades.
+    func expiries(_ scope: Scope, from: Int64, to: Int64, now: Int64, bounds: [Int64]? = nil) async throws
+        -> (expired: Double, cameBack: Double, lostMRR: Double, downgradeMRR: Double)
+    {
+        let totals = try await expiriesPerInterval(scope, bounds: bounds ?? [from, to], now: now)
+        return totals.reduce((0, 0, 0, 0)) { ($0.0 + $1.expired, $0.1 + $1.cameBack, $0.2 + $1.lostMRR, $0.3 + $1.downgradeMRR) }
+    }
+
+    func expiriesPerInterval(_ scope: Scope, bounds: [Int64], now: Int64) async throws
+        -> [(expired: Double, cameBack: Double, lostMRR: Double, downgradeMRR: Double)]
+    {
+        var result = Array(repeating: (expired: 0.0, cameBack: 0.0, lostMRR: 0.0, downgradeMRR: 0.0), count: bounds.count - 1)
+        guard let first = bounds.first, let last = bounds.last else { return result }
+        let ended = " AND active_until >= \(first) AND active_until < \(last) AND active_until <= \(now)"
+        // Lapses, keyed by the quarter hours of the end and of the next paid period's start (-1: none yet).
+        let lapses = try await groupedPairs(
+            scope, Self.paid + ended + " AND (next_start IS NULL OR next_start > active_until)",
+            sums: ["1", Self.usd("monthly_price")])
+        for lapse in lapses {
+            guard let bucket = Self.bucket(of: lapse.first * Self.slot, in: bounds) else { continue }
+            let cameBack = lapse.second >= 0 && Self.bucket(of: lapse.second * Self.slot, in: bounds) == bucket
+            if cameBack {
+                result[bucket].expired += lapse.value[0]
+                result[bucket].cameBack += lapse.value[0]
+            } else {
+                result[bucket].expired += lapse.value[0]
+                result[bucket].lostMRR += lapse.value[1]
+            }
+        }
+        let downgrades = try await perInterval(
+            scope, Self.paid + ended + " AND next_start <= active_until AND next_monthly_price < monthly_price",
+            sums: [Self.usd("(monthly_price - next_monthly_price)")], instant: "active_until", bounds: bounds)
+        for (index, row) in downgrades.enumerated() { result[index].downgradeMRR = row[0] }
+        return result
+    }
+
+    func groupedPairs(_ scope: Scope, _ predicate: String, sums: [String]) async throws -> [(first: Int64, second: Int64, value: [Double])]
+    {
+        let columns = sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }.joined(separator: ", ")
+        let keys = "active_until / \(Self.slot), COALESCE(next_start / \(Self.slot), -1)"
+        var query = SQLQueryString(
+            "SELECT active_until / \(unsafeRaw: String(Self.slot)) AS k1, COALESCE(next_start / \(unsafeRaw: String(Self.slot)), -1) AS k2, \(unsafeRaw: columns) FROM ledger WHERE "
+        )
+        query.appendInterpolation(scope.condition(predicate))
+        query.appendInterpolation(unsafeRaw: " GROUP BY \(keys)")
+        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
+        return try rows.map { row in
+            (
+                try row.decode(column: "k1", as: Int64.self), try row.decode(column: "k2", as: Int64.self),
+                try sums.indices.map { try row.decode(column: "v\($0)", as: Double?.self) ?? 0 }
+            )
+        }
+    }
+
+    func churn(_ scope: Scope, days: [CalendarDay], bounds: [Int64], now: Int64) async throws -> [MetricPoint] {
+        let starts = Array(bounds.dropLast())
+        let actives = try await snapshots(scope, Self.paid, sums: ["1", Self.usd("monthly_price")], at: starts)
+        let lapses = try await expiriesPerInterval(scope, bounds: bounds, now: now)
+        return days.indices.map { i in
+            let net = lapses[i].expired - lapses[i].cameBack
+            let rate = actives[i][0] > 0 ? net / actives[i][0] : 0
+            let revenueRate = actives[i][1] > 0 ? (lapses[i].lostMRR + lapses[i].downgradeMRR) / actives[i][1] : 0
+            return MetricPoint(
+                start: days[i], value: rate,
+                fields: [
+                    ("activesAtStart", actives[i][0]), ("expired", lapses[i].expired), ("cameBack", lapses[i].cameBack),
+                    ("revenueChurn", revenueRate), ("mrrAtStart", cents(actives[i][1])),
+                    ("mrrLost", cents(lapses[i].lostMRR + lapses[i].downgradeMRR)),
+                ])
+        }
+    }
+
+    func trialConversion(_ scope: Scope, _ request: MetricRequest, days: [CalendarDay], bounds: [Int64], now: Int64) async throws
+        -> [MetricPoint]
+    {
+        let counted = request.excludeRefunded ? "next_start IS NOT NULL AND COALESCE(next_refunded, 0) = 0" : "next_start IS NOT NULL"
+        let window = request.conversionWindowDays * Self.day
+        let values = try await perInterval(
+            scope, Self.trial,
+            sums: [
+                "1", "CASE WHEN \(counted) THEN 1 ELSE 0 END",
+                "CASE WHEN \(counted) AND next_start <= end_at + \(window) THEN 1 ELSE 0 END",
+                "CASE WHEN next_start IS NULL AND COALESCE(will_renew, 1) = 1 AND active_until > \(now) THEN 1 ELSE 0 END",
+            ], instant: "start_at", bounds: bounds)
+        return zip(days, values).map { day, v in
+            let (trials, converted, inWindow, pending) = (v[0], v[1], v[2], v[3])
+            return MetricPoint(
+                start: day, value: trials > 0 ? converted / trials : 0,
+                fields: [
+                    ("trials", trials), ("converted", converted), ("pending", pending), ("abandoned", trials - converted - pending),
+                    ("convertedWithinWindow", inWindow), ("conversionWithinWindow", trials > 0 ? inWindow / trials : 0),
+                ])
+        }
+    }
+
+    /// Per currency without a rate: the price per month (× `factor`) of the rows active at `instant`, in its own units.
+    func unconvertedActive(_ scope: Scope, column: String, at instant: Int64, factor: Double) async throws -> [String: Double] {
+        try await unconverted(
+            scope, Self.paid + " AND start_at <= \(instant) AND (active_until IS NULL OR active_until > \(instant))",
+            column: column, factor: factor)
+    }
+
+    /// Per currency without a rate: gross minus refunds of the purchases in `[from, to)`, in its own units.
+    func unconvertedBooked(_ scope: Scope, from: Int64, to: Int64) async throws -> [String: Double] {
+        try await unconverted(
+            scope, Self.revenue + " AND start_at >= \(from) AND start_at < \(to)", column: "price - COALESCE(refund_amount, 0)",
+            factor: 1)
+    }
+
+    func unconverted(_ scope: Scope, _ predicate: String, column: String, factor: Double) async throws -> [String: Double] {
+        var query = SQLQueryString(
+            "SELECT currency, CAST(SUM(\(unsafeRaw: column)) AS DOUBLE PRECISION) AS amount FROM ledger WHERE usd_rate IS NULL AND currency IS NOT NULL AND "
+        )
+        query.appendInterpolation(scope.condition(predicate))
+        query.appendInterpolation(unsafeRaw: " GROUP BY currency")
+        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
+        var result: [String: Double] = [:]
+        for row in rows {
+            let amount = (try row.decode(column: "amount", as: Double?.self) ?? 0) * factor / 1000
+            if amount != 0 { result[try row.decode(column: "currency", as: String.self)] = cents(amount) }
+        }
+        return result
+    }
+}
+
+/// Money rounded to cents.
+func cents(_ value: Double) -> Double { (value * 100).rounded() / 100 }

@@ -1,0 +1,267 @@
+import AppStore
+import Entitlements
+import Foundation
+import SQLKit
+import Storage
+import TestSupport
+import Testing
+
+@testable import Analytics
+
+/// Every formula of docs/metrics.md on hand-built ledgers, with the answers worked out here.
+@Suite("Analytics: formulas on hand-built ledgers")
+struct LedgerFormulaTests {
+    static let hour: Int64 = 3_600_000
+    static let day: Int64 = 86_400_000
+
+    static func ms(_ day: String, hours: Int64 = 0) throws -> Int64 {
+        try #require(CalendarDay(day)).startMilliseconds + hours * hour
+    }
+
+    /// A fresh, migrated SQLite database for `body`, closed after it whatever happens.
+    static func withDatabase(_ body: (StorageDatabase) async throws -> Void) async throws {
+        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
+        do {
+            _ = try await Migrator(database: database).migrate()
+            try await body(database)
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+
+    /// A paid period of `customer`'s subscription `chain`.
+    static func period(
+        _ id: String, chain: String? = nil, customer: String = "c1", kind: LedgerKind = .regular, start: Int64, end: Int64?,
+        price: Int64 = 9990, currency: String = "USD", monthly: Int64? = nil, renewal: Int? = 0, product: String = "pro.monthly",
+        storefront: String = "USA"
+    ) -> LedgerEntry {
+        LedgerEntry(
+            appId: "app_1", environment: "Production", customerId: customer, originalTransactionId: chain ?? id, transactionId: id,
+            productId: product, group: "pro", kind: kind, start: start, end: end, renewalNumber: kind == .trial ? nil : renewal,
+            price: kind == .trial ? 0 : price, currency: currency, storefront: storefront,
+            monthlyPrice: kind == .trial ? nil : (monthly ?? price))
+    }
+
+    static func store(_ entries: [LedgerEntry], in database: StorageDatabase) async throws {
+        let byCustomer = Dictionary(grouping: entries, by: \.customerId)
+        try await database.writing { session in
+            for (customer, rows) in byCustomer {
+                try await session.replaceLedger(customerId: customer, environment: "Production", with: rows)
+            }
+        }
+    }
+
+    static func request(_ from: String, _ to: String, interval: String = "day", tz: String? = nil) throws -> MetricRequest {
+        try MetricRequest(appId: "app_1", from: from, to: to, interval: interval, timeZone: tz)
+    }
+
+    @Test("MRR normalises each price to a month and leaves out trials, family sharing and currencies without a rate")
+    func mrr() async throws {
+        try await Self.withDatabase { database in
+            let start = try Self.ms("2026-01-01")
+            var family = Self.period("fam", customer: "c6", start: start, end: start + 30 * Self.day)
+            family.familyShared = true
+            try await Self.store(
+                [
+                    // 59.99 a year: 4.999 a month (MonthlyNormalisation rounds to the milliunit: 4999).
+                    Self.period(
+                        "year", customer: "c1", start: start, end: start + 365 * Self.day, price: 59990,
+                        monthly: MonthlyNormalisation(try ISO8601Duration("P1Y"))?.monthly(59990)),
+                    // 2.99 a week: ×4.
+                    Self.period(
+                        "week", customer: "c2", start: start, end: start + 7 * Self.day, price: 2990,
+                        monthly: MonthlyNormalisation(try ISO8601Duration("P1W"))?.monthly(2990)),
+                    Self.period("month", customer: "c3", start: start, end: start + 31 * Self.day),
+                    Self.period("trial", customer: "c4", kind: .trial, start: start, end: start + 7 * Self.day),
+                    Self.period("yen", customer: "c5", start: start, end: start + 31 * Self.day, price: 1_500_000, currency: "JPY"),
+                    family,
+                ], in: database)
+            let series = try await MetricsEngine(database: database).series(
+                .mrr, try Self.request("2026-01-01", "2026-01-03"), now: start + 100 * Self.day)
+            // Day 1 ends with all five subscriptions: 4.999 + 11.96 + 9.99 = 26.949 → 26.95 (the yen are apart).
+            #expect(series.points.map(\.value) == [26.95, 26.95])
+            #expect(series.unconverted == ["JPY": 1500])
+            #expect(series.points[0]["gross"] == 26.95)
+            // Proceeds: 70% of it (no tax rates).
+            #expect(series.points[0]["proceeds"] == 18.86)
+            // The week ends on day 8.
+            let later = try await MetricsEngine(database: database).series(
+                .mrr, try Self.request("2026-01-08", "2026-01-09"), now: start + 100 * Self.day)
+            #expect(later.points.map(\.value) == [14.99])
+            let arr = try await MetricsEngine(database: database).series(
+                .arr, try Self.request("2026-01-08", "2026-01-09"), now: start + 100 * Self.day)
+            // 14.989 × 12, rounded once at the end (not 14.99 × 12).
+            #expect(arr.points.map(\.value) == [179.87])
+            // Rates loaded afterwards convert what is already in the ledger; the yen leave `unconverted`.
+            try await database.writing {
+                try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2025-12-31,JPY,0.0064\n"))
+            }
+            let converted = try await MetricsEngine(database: database).series(
+                .mrr, try Self.request("2026-01-01", "2026-01-02"), now: start + 100 * Self.day)
+            #expect(converted.points.map(\.value) == [36.55])
+            #expect(converted.unconverted.isEmpty)
+        }
+    }
+
+    @Test("revenue is booked on the purchase date, and a refund (prorated too) goes to the purchase's interval")
+    func revenue() async throws {
+        try await Self.withDatabase { database in
+            var refunded = Self.period("jan", customer: "c1", start: try Self.ms("2026-01-10"), end: try Self.ms("2026-02-10"))
+            refunded.refundedAt = try Self.ms("2026-03-05")
+            refunded.refundAmount = 9990
+            var prorated = Self.period(
+                "feb", customer: "c2", start: try Self.ms("2026-02-03"), end: try Self.ms("2026-03-03"), price: 20000, renewal: 1)
+            prorated.refundedAt = try Self.ms("2026-02-20")
+            prorated.refundAmount = 10000  // a 50% prorated refund
+            try await Self.store([refunded, prorated], in: database)
+            let series = try await MetricsEngine(database: database).series(
+                .revenue, try Self.request("2026-01-01", "2026-04-01", interval: "month"), now: try Self.ms("2026-05-01"))
+            #expect(series.points.map(\.start.description) == ["2026-01-01", "2026-02-01", "2026-03-01"])
+            #expect(series.points.map { $0["gross"] } == [9.99, 20, 0])
+            #expect(series.points.map { $0["refunds"] } == [9.99, 10, 0])
+            #expect(series.points.map(\.value) == [0, 10, 0])
+            #expect(series.points.map { $0["newGross"] } == [9.99, 0, 0])
+            #expect(series.points.map { $0["renewalGross"] } == [0, 20, 0])
+            // Proceeds: 70% of what was kept.
+            #expect(series.points.map { $0["proceeds"] } == [0, 7.0, 0])
+            let rates = try await MetricsEngine(database: database).series(
+                .refundRate, try Self.request("2026-01-01", "2026-03-01", interval: "month"), now: try Self.ms("2026-05-01"))
+            #expect(rates.points.map(\.value) == [1, 1])
+            #expect(rates.points.map { $0["revenueRate"] } == [1, 0.5])
+            #expect(
+                series.csv.hasPrefix("start,value,gross,refunds,net,proceeds,newGross,renewalGross\n2026-01-01,0,9.99,9.99,0,0,9.99,0\n"))
+        }
+    }
+
+    @Test("a purchase half an hour before midnight UTC falls on the next day in Berlin")
+    func timeZoneBoundary() async throws {
+        try await Self.withDatabase { database in
+            try await Self.store(
+                [Self.period("late", start: try Self.ms("2026-01-01", hours: 23) + 1_800_000, end: try Self.ms("2026-02-01"))], in: database
+            )
+            let engine = MetricsEngine(database: database)
+            let now = try Self.ms("2026-03-01")
+            let utc = try await engine.series(.revenue, try Self.request("2026-01-01", "2026-01-03"), now: now)
+            #expect(utc.points.map { $0["gross"] } == [9.99, 0])
+            let berlin = try await engine.series(.revenue, try Self.request("2026-01-01", "2026-01-03", tz: "Europe/Berlin"), now: now)
+            #expect(berlin.points.map { $0["gross"] } == [0, 9.99])
+            // India is 5:30 ahead: still a quarter-hour boundary.
+            let kolkata = try await engine.series(
+                .newPaidSubscriptions, try Self.request("2026-01-01", "2026-01-03", tz: "Asia/Kolkata"), now: now)
+            #expect(kolkata.points.map(\.value) == [0, 0])
+        }
+    }
+
+    @Test("churn: expired less came back over actives at the start; trials: converted + pending + abandoned")
+    func churnAndTrials() async throws {
+        try await Self.withDatabase { database in
+            let jan = try Self.ms("2026-01-01")
+            let feb = try Self.ms("2026-02-01")
+            var lapsing = Self.period("a1", chain: "a", customer: "c1", start: jan - 10 * Self.day, end: jan + 5 * Self.day)
+            lapsing.nextStart = nil
+            var back = Self.period("b1", chain: "b", customer: "c2", start: jan - 10 * Self.day, end: jan + 3 * Self.day)
+            back.nextStart = jan + 20 * Self.day
+            let backAgain = Self.period("b2", chain: "b", customer: "c2", start: jan + 20 * Self.day, end: feb + 20 * Self.day, renewal: 1)
+            var renewing = Self.period("c1", chain: "c", customer: "c3", start: jan - 10 * Self.day, end: jan + 20 * Self.day)
+            renewing.nextStart = jan + 20 * Self.day
+            let renewed = Self.period("c2", chain: "c", customer: "c3", start: jan + 20 * Self.day, end: feb + 20 * Self.day, renewal: 1)
+            var staying = Self.period("d1", chain: "d", customer: "c4", start: jan - 10 * Self.day, end: feb + 20 * Self.day)
+            staying.willRenew = false
+            // Trials started in January: converted, pending (auto-renew on, not over), abandoned.
+            var converted = Self.period("t1", chain: "t1", customer: "c5", kind: .trial, start: jan + 1 * Self.day, end: jan + 8 * Self.day)
+            converted.nextStart = jan + 8 * Self.day
+            var pending = Self.period("t2", chain: "t2", customer: "c6", kind: .trial, start: jan + 25 * Self.day, end: feb + 1 * Self.day)
+            pending.willRenew = true
+            var abandoned = Self.period("t3", chain: "t3", customer: "c7", kind: .trial, start: jan + 2 * Self.day, end: jan + 9 * Self.day)
+            abandoned.willRenew = false
+            try await Self.store([lapsing, back, backAgain, renewing, renewed, staying, converted, pending, abandoned], in: database)
+            let engine = MetricsEngine(database: database)
+            let now = jan + 30 * Self.day
+            let churn = try await engine.series(.churn, try Self.request("2026-01-01", "2026-02-01", interval: "month"), now: now)
+            // Four paid subscriptions at the start; a and b expired, b came back within the month: (2 - 1) / 4.
+            #expect(churn.points.map(\.value) == [0.25])
+            #expect(churn.points[0]["expired"] == 2)
+            #expect(churn.points[0]["cameBack"] == 1)
+            #expect(churn.points[0]["revenueChurn"] == 0.25)
+            let trials = try await engine.series(
+                .trialConversion, try Self.request("2026-01-01", "2026-02-01", interval: "month"), now: now)
+            #expect(trials.points[0]["trials"] == 3)
+            #expect(trials.points[0]["converted"] == 1)
+            #expect(trials.points[0]["pending"] == 1)
+            #expect(trials.points[0]["abandoned"] == 1)
+            let active = try await engine.series(.activeSubscriptions, try Self.request("2026-01-25", "2026-01-26"), now: now)
+            // b2, c2 and d1 (auto-renew off) at the end of 25 January.
+            #expect(active.points.map(\.value) == [3])
+            #expect(active.points[0]["autoRenewOff"] == 1)
+            let overview = try await engine.overview(appId: "app_1", environment: .production, now: now)
+            #expect(overview.activeSubscriptions == 3)
+            #expect(overview.activeTrials == 1)
+            #expect(overview.mrr == 29.97)
+            #expect(overview.arr == 359.64)
+        }
+    }
+
+    @Test("Apple's commission: 30%, 15% from a subscriber's second year (a lapse over 60 days resets it) and in the Small Business Program")
+    func commission() throws {
+        let catalog = try Catalog(products: [
+            CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro", period: try ISO8601Duration("P1M"))
+        ])
+        let builder = LedgerBuilder(appId: "app_1", catalog: catalog, proceeds: ProceedsSettings())
+        let start = try Self.ms("2025-01-01")
+        func months(_ count: Int, from: Int64, chain: String) -> [LedgerEntry] {
+            (0..<count).map { i in
+                Self.period("\(chain)\(i)", chain: chain, start: from + Int64(i) * 31 * Self.day, end: from + Int64(i + 1) * 31 * Self.day)
+            }
+        }
+        var entries = months(13, from: start, chain: "a")
+        builder.applyCommission(&entries)
+        // 12 × 31 days = 372 days ≥ a year before the 13th period begins; the 12th began after 341 days.
+        #expect(entries.map(\.commissionPerMille) == Array(repeating: 300, count: 12) + [150])
+        var lapsed = months(12, from: start, chain: "b") + months(2, from: start + 12 * 31 * Self.day + 61 * Self.day, chain: "c")
+        builder.applyCommission(&lapsed)
+        #expect(lapsed.map(\.commissionPerMille) == Array(repeating: 300, count: 14))
+        let program = LedgerBuilder(appId: "app_1", catalog: catalog, proceeds: ProceedsSettings(smallBusinessProgramSince: "2025-03-01"))
+        var early = months(3, from: start, chain: "d")
+        program.applyCommission(&early)
+        #expect(early.map(\.commissionPerMille) == [300, 300, 150])
+    }
+
+    @Test("exchange rates: both CSV layouts; the ECB's per-euro values become USD per unit; bad lines are named")
+    func rates() throws {
+        let own = try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,EUR,1.0921\n")
+        #expect(own == [ExchangeRate(day: try #require(CalendarDay("2026-01-02")), currency: "EUR", usdPerUnit: 1.0921)])
+        let ecb = try ExchangeRateCSV.parse("Date,USD,JPY,CYP,\n2026-01-02,1.1,160,N/A,\n")
+        #expect(ecb.map(\.currency) == ["EUR", "JPY"])
+        #expect(ecb[1].usdPerUnit == 1.1 / 160)
+        #expect(throws: AnalyticsError.invalidRates(line: 3, "'x' is not a positive number")) {
+            try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,EUR,1.09\n2026-01-03,EUR,x\n")
+        }
+        #expect(throws: AnalyticsError.invalidRates(line: 2, "USD is the reporting currency: its rate is 1")) {
+            try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,USD,0.9\n")
+        }
+    }
+
+    @Test("bad requests name their parameter")
+    func badRequests() {
+        #expect(
+            throws: AnalyticsError.invalidParameter("from", "from (2026-02-01) must be before to (2026-01-01): the range is [from, to)")
+        ) {
+            try Self.request("2026-02-01", "2026-01-01")
+        }
+        #expect(throws: AnalyticsError.self) { try Self.request("2020-01-01", "2026-01-01") }
+        #expect(throws: AnalyticsError.invalidParameter("tz", "'Mars/Olympus' is not an IANA time zone such as Europe/Berlin")) {
+            try Self.request("2026-01-01", "2026-01-02", tz: "Mars/Olympus")
+        }
+        #expect(throws: AnalyticsError.unknownMetric("mmr")) { try Metric(named: "mmr") }
+    }
+
+    @Test("weeks begin on Monday and months on the 1st; the first point begins at from")
+    func buckets() throws {
+        let weeks = try Self.request("2026-01-01", "2026-01-20", interval: "week").buckets.days.map(\.description)
+        #expect(weeks == ["2026-01-01", "2026-01-05", "2026-01-12", "2026-01-19"])
+        let months = try Self.request("2025-12-15", "2026-03-01", interval: "month").buckets.days.map(\.description)
+        #expect(months == ["2025-12-15", "2026-01-01", "2026-02-01"])
+    }
+}
