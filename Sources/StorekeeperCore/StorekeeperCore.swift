@@ -14,6 +14,7 @@ public struct StorekeeperCore: Sendable {
     public let customers: CustomerReads
     public let administration: AppAdministration
     public let reconciler: Reconciler
+    public let analytics: AppAnalytics
     public let metrics: ServerMetrics
     public let settings: CoreSettings
     public let logger: Logger
@@ -76,6 +77,7 @@ public struct StorekeeperCore: Sendable {
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,
             clock: clock)
+        self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
         self.metrics = metrics
         self.settings = settings
         self.logger = logger

@@ -118,6 +118,9 @@ struct MigrateCommand: AsyncParsableCommand {
         let applied = try await Migrator(database: db).migrate()
         await db.close()
         print(applied.isEmpty ? "nothing to migrate" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
+        if applied.contains(where: { $0.version == 2 }) {
+            print("the money ledger is new: run `storekeeper analytics rebuild` to fill it from the stored facts")
+        }
     }
 }
 

@@ -1,3 +1,4 @@
+import Analytics
 import AppStore
 import Entitlements
 import Foundation
@@ -40,11 +41,13 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var verifyReceiptURLs: [String]?
     public var catalog: Catalog
     public var transferPolicy: TransferPolicy
+    /// The Small Business Program and storefront tax rates, for estimated proceeds.
+    public var proceeds: ProceedsSettings?
 
     public init(
         bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
         sharedSecret: String? = nil, serverAPI: ServerAPICredentials? = nil, verifyReceiptURLs: [String]? = nil,
-        catalog: Catalog, transferPolicy: TransferPolicy = .transfer
+        catalog: Catalog, transferPolicy: TransferPolicy = .transfer, proceeds: ProceedsSettings? = nil
     ) {
         self.bundleId = bundleId
         self.appAppleId = appAppleId
@@ -55,10 +58,12 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         self.verifyReceiptURLs = verifyReceiptURLs
         self.catalog = catalog
         self.transferPolicy = transferPolicy
+        self.proceeds = proceeds
     }
 
     enum CodingKeys: String, CodingKey {
         case bundleId, appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy
+        case proceeds
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,6 +77,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         verifyReceiptURLs = try c.decodeIfPresent([String].self, forKey: .verifyReceiptURLs)
         catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog) ?? Catalog.empty
         transferPolicy = try c.decodeIfPresent(TransferPolicy.self, forKey: .transferPolicy) ?? .transfer
+        proceeds = try c.decodeIfPresent(ProceedsSettings.self, forKey: .proceeds)
     }
 
     /// The environments, typed.
@@ -106,6 +112,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         } catch {
             throw .invalidInput(field: "trustedRoots", error.message)
         }
+        do { try proceeds?.validate() } catch { throw .invalidInput(field: "proceeds.\(error.field)", error.reason) }
         if let serverAPI {
             do {
                 _ = try AppStoreSigningKey(
@@ -127,6 +134,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         public var serverAPI: ServerAPIView?
         public var catalog: Catalog
         public var transferPolicy: TransferPolicy
+        public var proceeds: ProceedsSettings?
 
         public struct ServerAPIView: Codable, Sendable {
             public var issuerId: String
@@ -141,6 +149,6 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             appId: appId, bundleId: bundleId, appAppleId: appAppleId, environments: environments, trustedRoots: trustedRoots,
             sharedSecretConfigured: sharedSecret != nil,
             serverAPI: serverAPI.map { .init(issuerId: $0.issuerId, keyId: $0.keyId, baseURL: $0.baseURL) },
-            catalog: catalog, transferPolicy: transferPolicy)
+            catalog: catalog, transferPolicy: transferPolicy, proceeds: proceeds)
     }
 }

@@ -1,3 +1,4 @@
+import Analytics
 import AppStore
 import Entitlements
 import Foundation
@@ -15,9 +16,10 @@ public struct StateRecomputer: Sendable {
         let originals = try await session.originalTransactionIds(customer: customerId)
         let facts = try FactCoding.facts(try await session.facts(app: app.id, originalTransactionIds: originals))
         var states: [Environment: StateSnapshot] = [:]
+        let ledger = LedgerBuilder(appId: app.id, catalog: app.config.catalog, proceeds: app.config.proceeds ?? ProceedsSettings())
         for environment in app.config.allowedEnvironments {
-            let evaluation = PreparedCustomer(catalog: app.config.catalog, facts: facts, environment: environment)
-                .evaluate(at: Timestamp(millisecondsSince1970: now))
+            let prepared = PreparedCustomer(catalog: app.config.catalog, facts: facts, environment: environment)
+            let evaluation = prepared.evaluate(at: Timestamp(millisecondsSince1970: now))
             let records = try evaluation.events.map { event throws(StorekeeperError) in
                 try Self.record(event, app: app, customerId: customerId, environment: environment, now: now)
             }
@@ -28,6 +30,12 @@ public struct StateRecomputer: Sendable {
                 StateRecord(
                     customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
                     nextChangeAt: snapshot.nextChangeAt, computedAt: now))
+            // The money ledger, in the same transaction: never behind the state.
+            try await session.replaceLedger(
+                customerId: customerId, environment: environment.rawValue,
+                with: ledger.entries(
+                    customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
+                    events: evaluation.events))
             states[environment] = snapshot
         }
         return RecomputedCustomer(customerId: customerId, states: states)

@@ -1,0 +1,56 @@
+import Analytics
+import AppStore
+import Foundation
+import Storage
+
+/// The analytics use cases: metric series and the overview, exchange rates, and rebuilding the ledger from the facts.
+public struct AppAnalytics: Sendable {
+    let database: StorageDatabase
+    let recomputer: StateRecomputer
+    let engine: MetricsEngine
+    let clock: @Sendable () -> Date
+
+    init(database: StorageDatabase, recomputer: StateRecomputer, clock: @escaping @Sendable () -> Date) {
+        self.database = database
+        self.recomputer = recomputer
+        self.engine = MetricsEngine(database: database)
+        self.clock = clock
+    }
+
+    public func series(_ metric: Metric, _ request: MetricRequest) async throws -> MetricSeries {
+        try await engine.series(metric, request, now: clock().millisecondsSince1970)
+    }
+
+    public func overview(of app: AppRuntime, environment: Environment) async throws -> MetricsOverview {
+        try await engine.overview(appId: app.id, environment: environment, now: clock().millisecondsSince1970)
+    }
+
+    /// Stores rates read from CSV (either layout) and converts the ledger again; returns how many were stored.
+    public func importRates(csv: String) async throws -> Int {
+        let rates: [ExchangeRate]
+        do { rates = try ExchangeRateCSV.parse(csv) } catch { throw StorekeeperError.invalidInput(field: error.field, error.reason) }
+        return try await database.writing { try await $0.importRates(rates) }
+    }
+
+    public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
+        try await database.reading { try await $0.rateCoverage() }
+    }
+
+    /// Recomputes every customer of the app from the facts (states, events and ledger), a customer per transaction;
+    /// returns how many. `progress` hears the count after each page.
+    @discardableResult
+    public func rebuild(_ app: AppRuntime, progress: @Sendable (Int) -> Void = { _ in }) async throws -> Int {
+        var after: String?
+        var done = 0
+        while true {
+            let page = try await database.reading { [after] in try await $0.customerIds(app: app.id, after: after, limit: 500) }
+            guard let last = page.last else { return done }
+            for customerId in page {
+                try await recomputer.refresh(app: app, customerId: customerId, now: clock().millisecondsSince1970)
+            }
+            done += page.count
+            after = last
+            progress(done)
+        }
+    }
+}
