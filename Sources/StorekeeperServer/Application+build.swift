@@ -28,11 +28,14 @@ public func buildRouter(_ core: StorekeeperCore) -> Router<ServerContext> {
     let customers = CustomerController(core: core)
     router.addRoutes(SystemController(core: core).routes)
     router.addRoutes(WebhookController(core: core).routes)
+    let analytics = AnalyticsController(core: core)
     router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(AppAdminController(core: core).routes)
+        .addRoutes(analytics.appRoutes)
     router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
         .addRoutes(customers.customerRoutes)
     router.group().add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(customers.adminRoutes)
+        .addRoutes(analytics.rateRoutes)
     return router
 }

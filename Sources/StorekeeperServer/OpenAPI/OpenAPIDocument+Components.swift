@@ -184,5 +184,19 @@ extension OpenAPIDocument {
                 ]),
             "catalog": ref("Catalog"),
             "transferPolicy": .string(allowedValues: "transfer", "keep"),
+            "proceeds": proceedsSchema(required: false),
         ])
+
+    /// The Small Business Program's start and storefront tax rates, for estimated proceeds.
+    static func proceedsSchema(required: Bool) -> JSONSchema {
+        .object(
+            required: required, nullable: true,
+            properties: [
+                "smallBusinessProgramSince": .string(required: false, nullable: true, pattern: dayPattern),
+                "storefrontTaxRates": .object(
+                    required: false, nullable: true,
+                    additionalProperties: .b(.number(maximum: (1, exclusive: true), minimum: (0, exclusive: false)))),
+            ],
+            additionalProperties: .a(false))
+    }
 }

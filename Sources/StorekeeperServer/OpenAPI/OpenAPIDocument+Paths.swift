@@ -199,6 +199,7 @@ extension OpenAPIDocument {
             "verifyReceiptURLs": .array(required: false, nullable: true, items: .string(minLength: 1)),
             "catalog": ref("Catalog", required: false),
             "transferPolicy": .string(required: false, allowedValues: "transfer", "keep"),
+            "proceeds": proceedsSchema(required: false),
         ],
         additionalProperties: .a(false))
 }

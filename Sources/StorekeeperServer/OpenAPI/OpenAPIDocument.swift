@@ -22,7 +22,7 @@ enum OpenAPIDocument {
                 """,
             version: "1.0.0"),
         servers: [.init(url: URL(string: "http://127.0.0.1:8080") ?? URL(fileURLWithPath: "/"))],
-        paths: paths,
+        paths: allPaths,
         components: components,
         security: [[.component(named: "apiKey"): []]])
 

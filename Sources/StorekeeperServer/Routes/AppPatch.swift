@@ -1,3 +1,4 @@
+import Analytics
 import Entitlements
 import StorekeeperCore
 
@@ -13,9 +14,11 @@ struct AppPatch: Decodable {
     var verifyReceiptURLs: [String]??
     var catalog: Catalog?
     var transferPolicy: AppConfiguration.TransferPolicy?
+    var proceeds: ProceedsSettings??
 
     enum CodingKeys: String, CodingKey {
         case appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy, bundleId
+        case proceeds
     }
 
     /// Any key of the body, to find the unknown ones.
@@ -48,6 +51,7 @@ struct AppPatch: Decodable {
         verifyReceiptURLs = try nullable(.verifyReceiptURLs)
         catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog)
         transferPolicy = try c.decodeIfPresent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
+        proceeds = try nullable(.proceeds)
     }
 
     func applied(to config: AppConfiguration) -> AppConfiguration {
@@ -60,6 +64,7 @@ struct AppPatch: Decodable {
         if let verifyReceiptURLs { config.verifyReceiptURLs = verifyReceiptURLs }
         if let catalog { config.catalog = catalog }
         if let transferPolicy { config.transferPolicy = transferPolicy }
+        if let proceeds { config.proceeds = proceeds }
         return config
     }
 }
