@@ -50,6 +50,9 @@ public struct MetricRequest: Hashable, Sendable {
             else { throw .invalidParameter("tz", "'\(timeZone)' is not an IANA time zone such as Europe/Berlin") }
             zone = named
         }
+        for (name, value) in [("product", productId), ("group", group), ("storefront", storefront)] where value?.isEmpty == true {
+            throw .invalidParameter(name, "is empty: leave it out to take every \(name)")
+        }
         guard conversionWindowDays >= 0, conversionWindowDays <= 366 else {
             throw .invalidParameter("window", "the conversion window is 0 to 366 days")
         }

@@ -18,9 +18,9 @@ struct LedgerFormulaTests {
         try #require(CalendarDay(day)).startMilliseconds + hours * hour
     }
 
-    /// A fresh, migrated SQLite database for `body`, closed after it whatever happens.
-    static func withDatabase(_ body: (StorageDatabase) async throws -> Void) async throws {
-        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
+    /// A fresh, migrated database for `body`, closed after it whatever happens.
+    static func withDatabase(_ kind: TestDatabase, _ body: (StorageDatabase) async throws -> Void) async throws {
+        let database = try await StorageDatabase.open(try await kind.fresh())
         do {
             _ = try await Migrator(database: database).migrate()
             try await body(database)
@@ -57,9 +57,11 @@ struct LedgerFormulaTests {
         try MetricRequest(appId: "app_1", from: from, to: to, interval: interval, timeZone: tz)
     }
 
-    @Test("MRR normalises each price to a month and leaves out trials, family sharing and currencies without a rate")
-    func mrr() async throws {
-        try await Self.withDatabase { database in
+    @Test(
+        "MRR normalises each price to a month and leaves out trials, family sharing and currencies without a rate",
+        arguments: TestDatabase.available)
+    func mrr(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
             let start = try Self.ms("2026-01-01")
             var family = Self.period("fam", customer: "c6", start: start, end: start + 30 * Self.day)
             family.familyShared = true
@@ -105,9 +107,11 @@ struct LedgerFormulaTests {
         }
     }
 
-    @Test("revenue is booked on the purchase date, and a refund (prorated too) goes to the purchase's interval")
-    func revenue() async throws {
-        try await Self.withDatabase { database in
+    @Test(
+        "revenue is booked on the purchase date, and a refund (prorated too) goes to the purchase's interval",
+        arguments: TestDatabase.available)
+    func revenue(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
             var refunded = Self.period("jan", customer: "c1", start: try Self.ms("2026-01-10"), end: try Self.ms("2026-02-10"))
             refunded.refundedAt = try Self.ms("2026-03-05")
             refunded.refundAmount = 9990
@@ -135,9 +139,9 @@ struct LedgerFormulaTests {
         }
     }
 
-    @Test("a purchase half an hour before midnight UTC falls on the next day in Berlin")
-    func timeZoneBoundary() async throws {
-        try await Self.withDatabase { database in
+    @Test("a purchase half an hour before midnight UTC falls on the next day in Berlin", arguments: TestDatabase.available)
+    func timeZoneBoundary(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
             try await Self.store(
                 [Self.period("late", start: try Self.ms("2026-01-01", hours: 23) + 1_800_000, end: try Self.ms("2026-02-01"))], in: database
             )
@@ -154,9 +158,11 @@ struct LedgerFormulaTests {
         }
     }
 
-    @Test("churn: expired less came back over actives at the start; trials: converted + pending + abandoned")
-    func churnAndTrials() async throws {
-        try await Self.withDatabase { database in
+    @Test(
+        "churn: expired less came back over actives at the start; trials: converted + pending + abandoned",
+        arguments: TestDatabase.available)
+    func churnAndTrials(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
             let jan = try Self.ms("2026-01-01")
             let feb = try Self.ms("2026-02-01")
             var lapsing = Self.period("a1", chain: "a", customer: "c1", start: jan - 10 * Self.day, end: jan + 5 * Self.day)
@@ -255,6 +261,9 @@ struct LedgerFormulaTests {
             try Self.request("2026-01-01", "2026-01-02", tz: "Mars/Olympus")
         }
         #expect(throws: AnalyticsError.unknownMetric("mmr")) { try Metric(named: "mmr") }
+        #expect(throws: AnalyticsError.invalidParameter("storefront", "is empty: leave it out to take every storefront")) {
+            try MetricRequest(appId: "app_1", from: "2026-01-01", to: "2026-01-02", storefront: "")
+        }
     }
 
     @Test("weeks begin on Monday and months on the 1st; the first point begins at from")
