@@ -206,6 +206,7 @@ let package = Package(
                 "storekeeper",
                 // JSONValue, for the OpenAPI conformance checker.
                 "Experiments",
+                "Analytics",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

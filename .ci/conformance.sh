@@ -49,8 +49,14 @@ base="http://127.0.0.1:$port"
 curl -sf "$base/openapi.yaml" > openapi.yaml
 "$venv/bin/python" -c "import sys, yaml; yaml.safe_load(open(sys.argv[1]))" openapi.yaml
 
+# The simulator's exchange rates, then its population; --verify-with reads every customer back and compares the
+# server's overview and revenue with the simulator's own bookkeeping (any mismatch fails the run).
+"$bin" simulate rates > rates.csv
+"$bin" rates import --database-url "$db" rates.csv > /dev/null
 "$bin" simulate population --state "$work/sim" --customers 40 --days 60 --seed 7 --bundle-id com.example.first \
-    --webhook "$base/v1/apps/$first_app/notifications/appstore" > population.log 2>&1
+    --webhook "$base/v1/apps/$first_app/notifications/appstore" --verify-with "$first_secret" > population.log 2>&1 \
+    || { cat population.log; exit 1; }
+grep "verified metrics" population.log
 run() { # name, key, appId, schemathesis's own options…
     local name=$1 key=$2 app=$3
     shift 3

@@ -7,7 +7,14 @@ import Foundation
 struct SimulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate", abstract: "The local App Store simulator.",
-        subcommands: [CA.self, CatalogCommand.self, Run.self, PopulationCommand.self, Scenarios.self])
+        subcommands: [CA.self, CatalogCommand.self, Run.self, PopulationCommand.self, Scenarios.self, Rates.self])
+
+    struct Rates: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the exchange rates the simulator's storefront prices imply, as CSV for `storekeeper rates import`.")
+
+        func run() async throws { print(Storefront.ratesCSV(), terminator: "") }
+    }
 
     struct CA: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -1,3 +1,4 @@
+import Analytics
 import AppStore
 import AppStoreSimulator
 import AppStoreSimulatorAPI
@@ -86,6 +87,8 @@ struct SimulationSession {
     let app: SimulatedApp
     let player: ScenarioPlayer
     let store: SimulatedStore
+    /// When the run began, on the store's clock.
+    let start: Int64
 
     static var wallClock: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -108,6 +111,7 @@ struct SimulationSession {
                 "the simulator's CA is valid from \(ca.leaf.notValidBefore), after this run's start: move the state folder away to make a new CA (and trust its new root)"
             )
         }
+        self.start = start
         store = SimulatedStore(StoreModel(app: app, ca: ca, time: time, runId: runId, start: start))
         var send = Webhook.http(options.webhook)
         if let rate, rate > 0 {
@@ -155,7 +159,74 @@ struct SimulationSession {
             print("error: \(undelivered) notifications never reached \(options.webhook) after Apple's retries")
             return 1
         }
-        return try await verify() == 0 ? 0 : 1
+        let customers = try await verify()
+        let metrics = try await verifyMetrics()
+        return customers == 0 && metrics == 0 ? 0 : 1
+    }
+
+    /// With a secret key: the server's overview (actives, trials, MRR) and the run's net revenue against what the
+    /// simulator's own bookkeeping expects. The server needs the simulator's rates (`storekeeper simulate rates`).
+    /// Returns the number of mismatches.
+    func verifyMetrics() async throws -> Int {
+        guard let key = options.verifyWith, key.hasPrefix("sk_") else { return 0 }
+        let parts = URL(string: options.webhook)?.pathComponents ?? []
+        guard let appsIndex = parts.firstIndex(of: "apps"), appsIndex + 1 < parts.count else {
+            print("metrics: the webhook URL names no app, not compared")
+            return 1
+        }
+        let appId = parts[appsIndex + 1]
+        try await player.advance(to: Self.wallClock)
+        let expected = await store.with { $0.expectedMetrics() }
+        let environment = app.environment.rawValue
+        let overview = try JSONDecoder().decode(
+            MetricsOverview.self, from: try await get("/v1/apps/\(appId)/metrics/overview?environment=\(environment)", key: key))
+        var mismatches: [String] = []
+        if !overview.unconverted.isEmpty {
+            mismatches.append(
+                "the server has no rate for \(Set(overview.unconverted.values.flatMap { $0.keys }).sorted()): load the simulator's (storekeeper simulate rates > rates.csv; storekeeper rates import rates.csv)"
+            )
+        }
+        if overview.activeSubscriptions != expected.activeSubscriptions {
+            mismatches.append("active subscriptions: server \(overview.activeSubscriptions), simulator \(expected.activeSubscriptions)")
+        }
+        if overview.activeTrials != expected.activeTrials {
+            mismatches.append("active trials: server \(overview.activeTrials), simulator \(expected.activeTrials)")
+        }
+        if abs(overview.mrr - expected.mrr) >= 0.01 + 0.0005 * Double(expected.activeSubscriptions) {
+            mismatches.append(String(format: "MRR: server %.2f, simulator %.2f", overview.mrr, expected.mrr))
+        }
+        let from = CalendarDay(containing: start - 86_400_000).description
+        let to = CalendarDay(containing: Self.wallClock + 2 * 86_400_000).description
+        let revenue = try JSONDecoder().decode(
+            RevenuePoints.self,
+            from: try await get(
+                "/v1/apps/\(appId)/metrics/revenue?environment=\(environment)&interval=month&from=\(from)&to=\(to)", key: key))
+        let net = revenue.points.reduce(0) { $0 + $1.net }
+        if abs(net - expected.netRevenue) >= 0.01 * Double(revenue.points.count) + 0.01 {
+            mismatches.append(String(format: "net revenue: server %.2f, simulator %.2f", net, expected.netRevenue))
+        }
+        for mismatch in mismatches { print("metrics mismatch: \(mismatch)") }
+        print(
+            String(
+                format: "verified metrics against %@: %d mismatches (active %d, trials %d, MRR %.2f USD, net revenue %.2f USD)",
+                options.serverBase, mismatches.count, overview.activeSubscriptions, overview.activeTrials, overview.mrr, net))
+        return mismatches.count
+    }
+
+    struct RevenuePoints: Decodable {
+        struct Point: Decodable { var net: Double }
+        var points: [Point]
+    }
+
+    func get(_ path: String, key: String) async throws -> Data {
+        var request = HTTPClientRequest(url: options.serverBase + path)
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 8 << 20)
+        guard response.status == .ok else {
+            throw UsageError(message: "GET \(path): HTTP \(response.status.code): \(String(buffer: body))")
+        }
+        return Data(body.readableBytesView)
     }
 
     /// Reads every simulated customer from the server and compares; prints and returns the mismatches.

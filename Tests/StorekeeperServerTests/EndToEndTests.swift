@@ -1,3 +1,4 @@
+import Analytics
 import AppStore
 import AppStoreSimulator
 import AppStoreSimulatorAPI
@@ -291,7 +292,69 @@ struct EndToEndReconciliationTests {
             #expect(rig.player.skipped.count < scenario.steps.count / 4)
             let differences = try await rig.differences(client, events: false)
             #expect(differences.isEmpty, "\(differences.count) customers differ:\n\(differences.prefix(5).joined(separator: "\n"))")
+            try await Self.compareMetrics(client, harness: h, expected: await rig.store.with { $0.expectedMetrics() })
         }
+    }
+
+    /// The server's overview and revenue against what the simulator's own bookkeeping expects, at the rates its
+    /// storefront prices imply.
+    static func compareMetrics(_ client: any TestClientProtocol, harness h: Harness, expected: ExpectedMetrics) async throws {
+        // Not blind: the year leaves paid subscribers, trials, revenue in several currencies.
+        #expect(expected.activeSubscriptions > 50 && expected.trialsStarted > 100 && expected.revenueByCurrency.count > 2, "\(expected)")
+        h.clock.set(at(365))
+        let key = headers(h.app.secretKey)
+        let loaded = try await client.execute(
+            uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
+        #expect(loaded.status == .ok)
+        let overview = try decode(
+            MetricsOverview.self,
+            try await client.execute(uri: "/v1/apps/\(h.app.appId)/metrics/overview?environment=Sandbox", method: .get, headers: key))
+        #expect(overview.activeSubscriptions == expected.activeSubscriptions, "\(overview) vs \(expected)")
+        #expect(overview.activeTrials == expected.activeTrials, "\(overview) vs \(expected)")
+        // Each row's price per month is rounded to the milliunit, the total to the cent.
+        #expect(abs(overview.mrr - expected.mrr) < 0.01 + 0.0005 * Double(expected.activeSubscriptions), "\(overview) vs \(expected)")
+        #expect(overview.unconverted.isEmpty)
+        let from = CalendarDay(containing: at(0)).description
+        let to = CalendarDay(containing: at(366)).description
+        let revenue = try decode(
+            MetricSeries.Decoded.self,
+            try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/metrics/revenue?environment=Sandbox&interval=month&from=\(from)&to=\(to)", method: .get,
+                headers: key))
+        let net = revenue.points.reduce(0) { $0 + ($1[number: "net"] ?? 0) }
+        #expect(abs(net - expected.netRevenue) < 0.01 * Double(revenue.points.count) + 0.01, "net \(net) vs \(expected)")
+        #expect(revenue.unconverted.isEmpty)
+        let trials = try decode(
+            MetricSeries.Decoded.self,
+            try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/metrics/newTrials?environment=Sandbox&interval=month&from=\(from)&to=\(to)", method: .get,
+                headers: key))
+        #expect(Int(trials.points.reduce(0) { $0 + ($1[number: "value"] ?? 0) }) == expected.trialsStarted)
+    }
+}
+
+extension MetricSeries {
+    /// A series as the API writes it, read back.
+    struct Decoded: Decodable {
+        var points: [[String: JSONNumberOrString]]
+        var unconverted: [String: Double]
+    }
+}
+
+/// A point's field: the day is a string, every other field a number.
+enum JSONNumberOrString: Decodable {
+    case number(Double)
+    case string(String)
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if let number = try? c.decode(Double.self) { self = .number(number) } else { self = .string(try c.decode(String.self)) }
+    }
+}
+
+extension Dictionary where Key == String, Value == JSONNumberOrString {
+    subscript(number key: String) -> Double? {
+        if case .number(let value)? = self[key] { return value }
+        return nil
     }
 }
 
