@@ -1,3 +1,5 @@
+import Entitlements
+
 /// A day of the proleptic Gregorian calendar, written `YYYY-MM-DD`: how rates are dated and metric ranges given.
 public struct CalendarDay: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Days since 1970-01-01.
@@ -18,9 +20,9 @@ public struct CalendarDay: Hashable, Comparable, Sendable, CustomStringConvertib
             return value
         }
         guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), year >= 1000,
-            (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
+            (1...12).contains(month), day >= 1, day <= CivilCalendar.daysInMonth(year: year, month: month)
         else { return nil }
-        daysSinceEpoch = Self.days(year: year, month: month, day: day)
+        daysSinceEpoch = CivilCalendar.days(year: year, month: month, day: day)
     }
 
     /// The UTC day an instant falls on.
@@ -33,18 +35,7 @@ public struct CalendarDay: Hashable, Comparable, Sendable, CustomStringConvertib
 
     public func adding(days: Int64) -> CalendarDay { CalendarDay(daysSinceEpoch: daysSinceEpoch + days) }
 
-    public var components: (year: Int64, month: Int64, day: Int64) {
-        // Howard Hinnant's civil-from-days, on the proleptic Gregorian calendar.
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
+    public var components: (year: Int64, month: Int64, day: Int64) { CivilCalendar.civil(days: daysSinceEpoch) }
 
     public var description: String {
         let (year, month, day) = components
@@ -53,21 +44,4 @@ public struct CalendarDay: Hashable, Comparable, Sendable, CustomStringConvertib
     }
 
     public static func < (a: CalendarDay, b: CalendarDay) -> Bool { a.daysSinceEpoch < b.daysSinceEpoch }
-
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 }

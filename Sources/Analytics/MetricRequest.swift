@@ -1,4 +1,5 @@
 import AppStore
+import Entitlements
 import Foundation
 
 /// How a series is cut into points.
@@ -85,7 +86,7 @@ public struct MetricRequest: Hashable, Sendable {
             case .month:
                 let (year, month, _) = day.components
                 day = CalendarDay(
-                    daysSinceEpoch: CalendarDay.days(year: month == 12 ? year + 1 : year, month: month == 12 ? 1 : month + 1, day: 1))
+                    daysSinceEpoch: CivilCalendar.days(year: month == 12 ? year + 1 : year, month: month == 12 ? 1 : month + 1, day: 1))
             }
             guard day < to else { break }
             days.append(day)

@@ -105,12 +105,13 @@ public struct ISO8601Duration: Hashable, Sendable, Codable, CustomStringConverti
 }
 
 /// Proleptic Gregorian calendar arithmetic in UTC on epoch milliseconds, with no Foundation calendar (which is slow and
-/// reads the process's locale). The day count follows from the 400-year cycle of 146,097 days.
-enum CivilCalendar {
-    static let millisecondsPerDay: Int64 = 86_400_000
+/// reads the process's locale). The day count follows from the 400-year cycle of 146,097 days. Public for the days
+/// `Analytics` reads and writes.
+public enum CivilCalendar {
+    public static let millisecondsPerDay: Int64 = 86_400_000
 
     /// Days since 1970-01-01 of a civil date.
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+    public static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         // Count years from March, so that the leap day ends a year.
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
@@ -122,7 +123,7 @@ enum CivilCalendar {
     }
 
     /// The civil date of a day count since 1970-01-01.
-    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    public static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
@@ -137,7 +138,7 @@ enum CivilCalendar {
 
     static func isLeap(_ year: Int64) -> Bool { year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) }
 
-    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+    public static func daysInMonth(year: Int64, month: Int64) -> Int64 {
         switch month {
         case 2: isLeap(year) ? 29 : 28
         case 4, 6, 9, 11: 30
