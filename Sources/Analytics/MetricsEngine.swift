@@ -11,6 +11,13 @@ public struct MetricsEngine: Sendable {
     static let slot: Int64 = 900_000
     static let day: Int64 = 86_400_000
 
+    /// The coarsest of a day, an hour and a quarter hour that every instant is a multiple of: rows are grouped by it
+    /// (UTC days: a group per day; a zone with daylight saving: per hour; India's +5:30: per quarter hour).
+    static func granularity(_ instants: [Int64]) -> Int64 {
+        for size in [day, 3_600_000] where instants.allSatisfy({ $0 % size == 0 }) { return size }
+        return slot
+    }
+
     let database: StorageDatabase
 
     public init(database: StorageDatabase) { self.database = database }
@@ -141,7 +148,8 @@ public struct MetricsEngine: Sendable {
             scope, Self.revenue, sums: [Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)")], instant: "start_at",
             from: monthAgo, to: now)
         let ended = try await window(
-            scope, Self.trial + " AND end_at <= \(now)",
+            // A trial lasts at most a year (Apple's longest): the bound on its start lets the start index serve.
+            scope, Self.trial + " AND end_at <= \(now) AND start_at >= \(monthAgo - 366 * Self.day)",
             sums: ["1", "CASE WHEN next_start IS NULL THEN 0 ELSE 1 END"], instant: "end_at", from: monthAgo, to: now)
         let churned = try await expiries(scope, from: monthAgo, to: now, now: now)
         var unconverted: [String: [String: Double]] = [:]
@@ -205,20 +213,32 @@ public struct MetricsEngine: Sendable {
         async throws -> [[Double]]
     {
         let aligned = instants.filter { !exact && $0 % Self.slot == 0 }
+        let size = Self.granularity(aligned)
         var results: [Int64: [Double]] = [:]
         if let first = aligned.min(), let last = aligned.max() {
-            // Active at the last instant of the slot before `t`: started before t, ends at or after t.
-            let starts = try await grouped(
+            // Active at the last instant before `t`: started before t, ends at or after t. What started before the
+            // first instant is one group (-1).
+            let starting = try await grouped(
                 scope, predicate + " AND start_at < \(last) AND (active_until IS NULL OR active_until >= \(first))", sums: sums,
-                key: "start_at / \(Self.slot)")
-            let ends = try await grouped(
+                key: "CASE WHEN start_at < \(first) THEN -1 ELSE start_at / \(size) END")
+            let ending = try await grouped(
                 scope, predicate + " AND start_at < \(last) AND active_until >= \(first) AND active_until < \(last)",
-                sums: sums, key: "active_until / \(Self.slot)")
-            for instant in aligned {
-                let cut = instant / Self.slot
-                var values = Array(repeating: 0.0, count: sums.count)
-                for (slot, row) in starts where slot < cut { for i in values.indices { values[i] += row[i] } }
-                for (slot, row) in ends where slot < cut { for i in values.indices { values[i] -= row[i] } }
+                sums: sums, key: "active_until / \(size)")
+            // One sweep: the instants in order, each slot's starts added and ends taken away once.
+            let starts = starting.sorted { $0.key < $1.key }
+            let ends = ending.sorted { $0.key < $1.key }
+            var (nextStart, nextEnd) = (0, 0)
+            var values = Array(repeating: 0.0, count: sums.count)
+            for instant in aligned.sorted() {
+                let cut = instant / size
+                while nextStart < starts.count, starts[nextStart].key < cut {
+                    for i in values.indices { values[i] += starts[nextStart].value[i] }
+                    nextStart += 1
+                }
+                while nextEnd < ends.count, ends[nextEnd].key < cut {
+                    for i in values.indices { values[i] -= ends[nextEnd].value[i] }
+                    nextEnd += 1
+                }
                 results[instant] = values
             }
         }
@@ -236,11 +256,12 @@ public struct MetricsEngine: Sendable {
         -> [[Double]]
     {
         guard let first = bounds.first, let last = bounds.last else { return [] }
+        let size = Self.granularity(bounds)
         let rows = try await grouped(
-            scope, predicate + " AND \(instant) >= \(first) AND \(instant) < \(last)", sums: sums, key: "\(instant) / \(Self.slot)")
+            scope, predicate + " AND \(instant) >= \(first) AND \(instant) < \(last)", sums: sums, key: "\(instant) / \(size)")
         var values = Array(repeating: Array(repeating: 0.0, count: sums.count), count: bounds.count - 1)
         for (slot, row) in rows {
-            guard let bucket = Self.bucket(of: slot * Self.slot, in: bounds) else { continue }
+            guard let bucket = Self.bucket(of: slot * size, in: bounds) else { continue }
             for i in row.indices { values[bucket][i] += row[i] }
         }
         return values
@@ -296,12 +317,13 @@ public struct MetricsEngine: Sendable {
         guard let first = bounds.first, let last = bounds.last else { return result }
         let ended = " AND active_until >= \(first) AND active_until < \(last) AND active_until <= \(now)"
         // Lapses, keyed by the quarter hours of the end and of the next paid period's start (-1: none yet).
+        let size = Self.granularity(bounds)
         let lapses = try await groupedPairs(
             scope, Self.paid + ended + " AND (next_start IS NULL OR next_start > active_until)",
-            sums: ["1", Self.usd("monthly_price")])
+            sums: ["1", Self.usd("monthly_price")], size: size)
         for lapse in lapses {
-            guard let bucket = Self.bucket(of: lapse.first * Self.slot, in: bounds) else { continue }
-            let cameBack = lapse.second >= 0 && Self.bucket(of: lapse.second * Self.slot, in: bounds) == bucket
+            guard let bucket = Self.bucket(of: lapse.first * size, in: bounds) else { continue }
+            let cameBack = lapse.second >= 0 && Self.bucket(of: lapse.second * size, in: bounds) == bucket
             if cameBack {
                 result[bucket].expired += lapse.value[0]
                 result[bucket].cameBack += lapse.value[0]
@@ -317,12 +339,13 @@ public struct MetricsEngine: Sendable {
         return result
     }
 
-    func groupedPairs(_ scope: Scope, _ predicate: String, sums: [String]) async throws -> [(first: Int64, second: Int64, value: [Double])]
+    func groupedPairs(_ scope: Scope, _ predicate: String, sums: [String], size: Int64) async throws
+        -> [(first: Int64, second: Int64, value: [Double])]
     {
         let columns = sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }.joined(separator: ", ")
-        let keys = "active_until / \(Self.slot), COALESCE(next_start / \(Self.slot), -1)"
+        let keys = "active_until / \(size), COALESCE(next_start / \(size), -1)"
         var query = SQLQueryString(
-            "SELECT active_until / \(unsafeRaw: String(Self.slot)) AS k1, COALESCE(next_start / \(unsafeRaw: String(Self.slot)), -1) AS k2, \(unsafeRaw: columns) FROM ledger WHERE "
+            "SELECT active_until / \(unsafeRaw: String(size)) AS k1, COALESCE(next_start / \(unsafeRaw: String(size)), -1) AS k2, \(unsafeRaw: columns) FROM ledger WHERE "
         )
         query.appendInterpolation(scope.condition(predicate))
         query.appendInterpolation(unsafeRaw: " GROUP BY \(keys)")
