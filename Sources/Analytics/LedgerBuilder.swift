@@ -9,6 +9,14 @@ public struct LedgerBuilder: Sendable {
     static let yearOfService: Int64 = 365 * 86_400_000
     static let lapseThatResets: Int64 = 60 * 86_400_000
 
+    /// Instants and money come from signed data, where any Int64 decodes. The ledger keeps them within ±9×10¹⁵ (the
+    /// magnitude `Timestamp` accepts for fractional instants: year ±285,000; for money, nine trillion units), so that
+    /// no difference, sum or product by a small factor here or in the metrics' SQL can overflow.
+    public static let instantLimit: Int64 = 9_000_000_000_000_000
+    public static let moneyLimit: Int64 = 9_000_000_000_000_000
+
+    static func bounded(_ value: Int64, _ limit: Int64) -> Int64 { min(max(value, -limit), limit) }
+
     public let appId: String
     public let catalog: Catalog
     public let proceeds: ProceedsSettings
@@ -35,13 +43,18 @@ public struct LedgerBuilder: Sendable {
     func entry(customerId: String, environment: Environment, _ purchase: PurchasePeriod) -> LedgerEntry {
         let kind = LedgerKind(kind: purchase.kind, periodType: purchase.periodType)
         let familyShared = purchase.ownership == .familyShared
+        let instant = { (timestamp: Timestamp) in Self.bounded(timestamp.millisecondsSince1970, Self.instantLimit) }
+        let start = instant(purchase.start)
+        let price = purchase.price.map { Self.bounded($0, Self.moneyLimit) }
         var refundedAt: Int64?
         var refundAmount: Int64?
         if let revocation = purchase.revocation, revocation.type != .familyRevoke, !familyShared {
-            refundedAt = revocation.date.millisecondsSince1970
-            if let price = purchase.price {
-                if revocation.type == .prorated, let share = revocation.percentage {
-                    refundAmount = (price * Int64(share) + 50_000) / 100_000
+            refundedAt = instant(revocation.date)
+            if let price {
+                if revocation.type == .prorated, let percentage = revocation.percentage {
+                    // Apple's share in milli-percent (0…100,000), split so that the product cannot overflow.
+                    let share = Int64(min(max(percentage, 0), 100_000))
+                    refundAmount = price / 100_000 * share + (price % 100_000 * share + 50_000) / 100_000
                 } else {
                     refundAmount = price
                 }
@@ -50,12 +63,12 @@ public struct LedgerBuilder: Sendable {
         var entry = LedgerEntry(
             appId: appId, environment: environment.rawValue, customerId: customerId,
             originalTransactionId: purchase.originalTransactionId, transactionId: purchase.transactionId,
-            productId: purchase.productId, group: purchase.group, kind: kind, start: purchase.start.millisecondsSince1970,
-            end: purchase.end?.millisecondsSince1970, renewalNumber: nil, price: purchase.price, currency: purchase.currency,
-            storefront: purchase.storefront, familyShared: familyShared, refundedAt: refundedAt, refundAmount: refundAmount,
+            productId: purchase.productId, group: purchase.group, kind: kind, start: start, end: purchase.end.map(instant),
+            renewalNumber: nil, price: price, currency: purchase.currency, storefront: purchase.storefront,
+            familyShared: familyShared, refundedAt: refundedAt, refundAmount: refundAmount,
             taxPerMille: proceeds.taxPerMille(storefront: purchase.storefront))
-        if kind.isSubscriptionPeriod, entry.isRevenue, let price = purchase.price,
-            let normalisation = normalisation(of: purchase, kind: kind)
+        if kind.isSubscriptionPeriod, entry.isRevenue, let price,
+            let normalisation = normalisation(of: purchase, kind: kind, start: start, naturalEnd: purchase.naturalEnd.map(instant))
         {
             entry.monthlyPrice = normalisation.monthly(price)
         }
@@ -65,11 +78,9 @@ public struct LedgerBuilder: Sendable {
     /// A regular period is normalised by the catalog's billing period; an offer's period by its own length (a
     /// three-month introductory price paid up front is one three-month period), the catalog's when the length is
     /// unknown.
-    func normalisation(of purchase: PurchasePeriod, kind: LedgerKind) -> MonthlyNormalisation? {
+    func normalisation(of purchase: PurchasePeriod, kind: LedgerKind, start: Int64, naturalEnd: Int64?) -> MonthlyNormalisation? {
         let fromCatalog = catalog[purchase.productId]?.period.flatMap(MonthlyNormalisation.init)
-        let fromLength = purchase.naturalEnd.flatMap {
-            MonthlyNormalisation(lengthMilliseconds: $0.millisecondsSince1970 - purchase.start.millisecondsSince1970)
-        }
+        let fromLength = naturalEnd.flatMap { MonthlyNormalisation(lengthMilliseconds: $0 - start) }
         return kind == .regular ? fromCatalog ?? fromLength : fromLength ?? fromCatalog
     }
 
@@ -146,7 +157,7 @@ public struct LedgerBuilder: Sendable {
             guard let index = entries.lastIndex(where: { $0.transactionId == subscription.transactionId }) else { continue }
             entries[index].willRenew = subscription.willRenew
             if subscription.status == .gracePeriod, let grace = subscription.gracePeriodExpiresDate {
-                entries[index].graceUntil = grace.millisecondsSince1970
+                entries[index].graceUntil = Self.bounded(grace.millisecondsSince1970, Self.instantLimit)
             }
         }
     }

@@ -35,10 +35,11 @@ public struct MonthlyNormalisation: Hashable, Sendable {
         }
     }
 
-    /// `price` per month, rounded to the nearest milliunit.
+    /// `price` per month, rounded half away from zero to the milliunit; a price too large to scale saturates.
     public func monthly(_ price: Int64) -> Int64 {
-        let scaled = price.multipliedReportingOverflow(by: numerator)
-        guard !scaled.overflow else { return price / denominator * numerator }
-        return (scaled.partialValue + denominator / 2) / denominator
+        let (scaled, overflow) = price.multipliedReportingOverflow(by: numerator)
+        guard !overflow else { return price < 0 ? .min : .max }
+        let (quotient, remainder) = scaled.quotientAndRemainder(dividingBy: denominator)
+        return quotient + (remainder.magnitude * 2 >= denominator.magnitude ? (scaled < 0 ? -1 : 1) : 0)
     }
 }
