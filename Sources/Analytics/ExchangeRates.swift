@@ -1,3 +1,4 @@
+import Foundation
 import SQLKit
 import Storage
 
@@ -6,6 +7,12 @@ public struct ExchangeRate: Hashable, Sendable {
     public var day: CalendarDay
     public var currency: String
     public var usdPerUnit: Double
+
+    struct Key: Hashable {
+        var currency: String
+        var day: CalendarDay
+    }
+    var key: Key { Key(currency: currency, day: day) }
 
     public init(day: CalendarDay, currency: String, usdPerUnit: Double) {
         self.day = day
@@ -18,8 +25,22 @@ public struct ExchangeRate: Hashable, Sendable {
 /// - `date,currency,usd_per_unit` (one rate per line), or
 /// - the ECB's reference rates, `Date,USD,JPY,…` with each value in units per euro: the USD rate of a currency is
 ///   `USD ÷ value`, and of the euro `USD` itself. Empty and `N/A` cells (a currency not quoted that day) are skipped.
+///
+/// A currency quoted twice for one day is refused (which of the two would be meant?), naming both lines.
 public enum ExchangeRateCSV {
     public static func parse(_ text: String) throws(AnalyticsError) -> [ExchangeRate] {
+        let rates = try parseLines(text)
+        var seen: [ExchangeRate.Key: Int] = [:]
+        for (rate, line) in rates {
+            if let first = seen.updateValue(line, forKey: rate.key) {
+                throw .invalidRates(line: line, "a second rate for \(rate.currency) on \(rate.day) (the first is on line \(first))")
+            }
+        }
+        return rates.map(\.rate)
+    }
+
+    /// Every rate with the line it came from.
+    static func parseLines(_ text: String) throws(AnalyticsError) -> [(rate: ExchangeRate, line: Int)] {
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated()
             .map { (number: $0.offset + 1, cells: $0.element.split(separator: ",", omittingEmptySubsequences: false).map(Self.trim)) }
             .filter { !($0.cells.count == 1 && $0.cells[0].isEmpty) }
@@ -27,7 +48,7 @@ public enum ExchangeRateCSV {
         let header = lines.removeFirst()
         let names = header.cells.map { $0.lowercased() }
         if names == ["date", "currency", "usd_per_unit"] {
-            return try lines.map { line throws(AnalyticsError) in try perCurrency(line.cells, line: line.number) }
+            return try lines.map { line throws(AnalyticsError) in (try perCurrency(line.cells, line: line.number), line.number) }
         }
         guard names.first == "date" else {
             throw .invalidRates(
@@ -41,7 +62,7 @@ public enum ExchangeRateCSV {
         guard let usdColumn = currencies.firstIndex(of: "USD") else {
             throw .invalidRates(line: header.number, "an ECB layout needs a USD column to convert from euros")
         }
-        var rates: [ExchangeRate] = []
+        var rates: [(rate: ExchangeRate, line: Int)] = []
         for line in lines {
             guard let day = CalendarDay(line.cells[0]) else {
                 throw .invalidRates(line: line.number, "'\(line.cells[0])' is not a day written YYYY-MM-DD")
@@ -51,12 +72,12 @@ public enum ExchangeRateCSV {
                 throw .invalidRates(line: line.number, "has \(values.count) values for \(currencies.count) columns")
             }
             guard usdColumn < values.count, let usdPerEuro = try value(values[usdColumn], line: line.number) else { continue }
-            rates.append(ExchangeRate(day: day, currency: "EUR", usdPerUnit: usdPerEuro))
+            rates.append((ExchangeRate(day: day, currency: "EUR", usdPerUnit: usdPerEuro), line.number))
             for (column, currency) in currencies.enumerated() {
                 guard let currency, currency != "USD", column < values.count,
                     let perEuro = try value(values[column], line: line.number)
                 else { continue }
-                rates.append(ExchangeRate(day: day, currency: currency, usdPerUnit: usdPerEuro / perEuro))
+                rates.append((ExchangeRate(day: day, currency: currency, usdPerUnit: usdPerEuro / perEuro), line.number))
             }
         }
         return rates
@@ -86,9 +107,7 @@ public enum ExchangeRateCSV {
         text.utf8.count == 3 && text.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
 
-    static func trim(_ cell: Substring) -> String {
-        String(cell.trimmingPrefix(while: \.isWhitespace).reversed().trimmingPrefix(while: \.isWhitespace).reversed())
-    }
+    static func trim(_ cell: Substring) -> String { cell.trimmingCharacters(in: .whitespaces) }
 }
 
 extension StorageSession {
