@@ -13,6 +13,22 @@ public struct MetricRequest: Hashable, Sendable {
     /// The longest range: five years of days.
     public static let maxDays: Int64 = 5 * 366
 
+    /// Whether a name is shaped like a name of the time zone database (`Area/Location`, `Etc/GMT+5`, or one Foundation
+    /// lists, such as `UTC`). Foundation would otherwise read whatever file a name points at (`../../etc/…`) or take an
+    /// offset such as `GMT+5` as a zone. (Foundation's own list lags the database: it lacks `Asia/Kolkata`.)
+    static func isZoneName(_ name: String) -> Bool {
+        let components = name.split(separator: "/", omittingEmptySubsequences: false)
+        let shaped = components.allSatisfy { component in
+            guard let first = component.unicodeScalars.first, first.properties.isAlphabetic, first.isASCII else { return false }
+            return component.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "_+-".unicodeScalars.contains($0))
+            }
+        }
+        return shaped && (components.count > 1 || name == "UTC" || knownSingleNames.contains(name))
+    }
+
+    static let knownSingleNames = Set(TimeZone.knownTimeZoneIdentifiers.filter { !$0.contains("/") })
+
     public var appId: String
     public var environment: Environment
     public var from: CalendarDay
@@ -47,8 +63,9 @@ public struct MetricRequest: Hashable, Sendable {
         }
         var zone = TimeZone(identifier: "UTC") ?? TimeZone.current
         if let timeZone {
-            guard let named = TimeZone(identifier: timeZone), timeZone.contains("/") || timeZone == "UTC" || timeZone == "GMT"
-            else { throw .invalidParameter("tz", "'\(timeZone)' is not an IANA time zone such as Europe/Berlin") }
+            guard Self.isZoneName(timeZone), let named = TimeZone(identifier: timeZone) else {
+                throw .invalidParameter("tz", "'\(timeZone)' is not an IANA time zone such as Europe/Berlin")
+            }
             zone = named
         }
         for (name, value) in [("product", productId), ("group", group), ("storefront", storefront)] where value?.isEmpty == true {
