@@ -234,6 +234,36 @@ struct LedgerFormulaTests {
         #expect(early.map(\.commissionPerMille) == [300, 300, 150])
     }
 
+    @Test("a signed transaction with extreme instants, price and refund share is bounded in the ledger, not a crash")
+    func extremeInput() throws {
+        let catalog = try Catalog(products: [CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro")])
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "t1"
+        transaction.originalTransactionId = "t1"
+        transaction.productId = "pro.monthly"
+        transaction.type = .autoRenewable
+        transaction.purchaseDate = Timestamp(millisecondsSince1970: .min + 1)
+        transaction.expiresDate = Timestamp(millisecondsSince1970: .max - 1)  // .max itself is "never ends"
+        transaction.price = .max
+        transaction.currency = "USD"
+        transaction.revocationDate = Timestamp(millisecondsSince1970: .max - 1)
+        transaction.revocationType = .refundProrated
+        transaction.revocationPercentage = 250_000
+        let prepared = PreparedCustomer(catalog: catalog, facts: [.transaction(transaction)])
+        let now = Timestamp(millisecondsSince1970: 0)
+        let entries = LedgerBuilder(appId: "app_1", catalog: catalog, proceeds: ProceedsSettings()).entries(
+            customerId: "c1", environment: .production, purchases: prepared.purchases, state: prepared.state(at: now),
+            events: prepared.events(upTo: now))
+        let entry = try #require(entries.first)
+        #expect(entry.start == -LedgerBuilder.instantLimit)
+        #expect(entry.end == LedgerBuilder.instantLimit)
+        #expect(entry.price == LedgerBuilder.moneyLimit)
+        // A share above 100% is read as 100%: never more refunded than paid.
+        #expect(entry.refundAmount == LedgerBuilder.moneyLimit)
+        #expect(entry.monthlyPrice == LedgerBuilder.moneyLimit / 12)
+        #expect(MonthlyNormalisation(lengthMilliseconds: 86_400_000)?.monthly(.max) == .max)
+    }
+
     @Test("exchange rates: both CSV layouts; the ECB's per-euro values become USD per unit; bad lines are named")
     func rates() throws {
         let own = try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,EUR,1.0921\n")
@@ -244,13 +274,20 @@ struct LedgerFormulaTests {
         #expect(throws: AnalyticsError.invalidRates(line: 3, "'x' is not a positive number")) {
             try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,EUR,1.09\n2026-01-03,EUR,x\n")
         }
+        // The same currency and day twice would also make PostgreSQL's upsert fail: a named 400 instead.
+        #expect(throws: AnalyticsError.invalidRates(line: 3, "a second rate for EUR on 2026-01-02 (the first is on line 2)")) {
+            try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,EUR,1.09\n2026-01-02,EUR,1.10\n")
+        }
+        #expect(throws: AnalyticsError.invalidRates(line: 2, "a second rate for JPY on 2026-01-02 (the first is on line 2)")) {
+            try ExchangeRateCSV.parse("Date,USD,JPY,JPY\n2026-01-02,1.1,160,161\n")
+        }
         #expect(throws: AnalyticsError.invalidRates(line: 2, "USD is the reporting currency: its rate is 1")) {
             try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-01-02,USD,0.9\n")
         }
     }
 
     @Test("bad requests name their parameter")
-    func badRequests() {
+    func badRequests() throws {
         #expect(
             throws: AnalyticsError.invalidParameter("from", "from (2026-02-01) must be before to (2026-01-01): the range is [from, to)")
         ) {
@@ -261,6 +298,14 @@ struct LedgerFormulaTests {
             try Self.request("2026-01-01", "2026-01-02", tz: "Mars/Olympus")
         }
         #expect(throws: AnalyticsError.unknownMetric("mmr")) { try Metric(named: "mmr") }
+        // Names outside the time zone database, including paths Foundation would read as files.
+        for name in ["../../../etc/passwd", "GMT+5", "", "Europe/../Europe/Berlin"] {
+            #expect(throws: AnalyticsError.invalidParameter("tz", "'\(name)' is not an IANA time zone such as Europe/Berlin")) {
+                try Self.request("2026-01-01", "2026-01-02", tz: name)
+            }
+        }
+        #expect(try Self.request("2026-01-01", "2026-01-02", tz: "Asia/Kolkata").timeZone.identifier == "Asia/Kolkata")
+        #expect(try Self.request("2026-01-01", "2026-01-02", tz: "UTC").timeZone.secondsFromGMT() == 0)
         #expect(throws: AnalyticsError.invalidParameter("storefront", "is empty: leave it out to take every storefront")) {
             try MetricRequest(appId: "app_1", from: "2026-01-01", to: "2026-01-02", storefront: "")
         }
