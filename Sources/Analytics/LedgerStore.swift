@@ -3,13 +3,14 @@ import Storage
 
 extension StorageSession {
     /// Replaces a customer's ledger in one environment with `entries` (inside the transaction that recomputed the
-    /// customer), then converts the new rows to USD at the stored rates. A transaction the ledger lists under another
-    /// customer (it was transferred) moves to this one.
+    /// customer). USD rows are written with their rate (1); rows in other currencies are then converted at the stored
+    /// rates, a statement run only when there are any. A transaction the ledger lists under another customer (it was
+    /// transferred) moves to this one.
     public func replaceLedger(customerId: String, environment: String, with entries: [LedgerEntry]) async throws {
         try await sql.delete(from: "ledger").where("customer_id", .equal, customerId).where("environment", .equal, environment)
             .run()
         guard !entries.isEmpty else { return }
-        // SQLite binds at most 32,766 values per statement: 28 columns each, in slices of 500 rows.
+        // SQLite binds at most 32,766 values per statement: 29 columns each, in slices of 500 rows.
         var start = entries.startIndex
         while start < entries.endIndex {
             let slice = entries[start..<min(start + 500, entries.endIndex)]
@@ -23,22 +24,25 @@ extension StorageSession {
             ).run()
             start = slice.endIndex
         }
-        try await convertLedgerToUSD(customerId: customerId, environment: environment)
+        if entries.contains(where: { $0.currency != nil && $0.currency != "USD" }) {
+            try await convertLedgerToUSD(customerId: customerId, environment: environment)
+        }
     }
 
-    /// Sets the USD rate of ledger rows (a customer's, or all of those in `currencies`) to the latest stored rate on or
-    /// before each purchase's day; USD itself is 1, and a currency without a rate stays unconverted (NULL).
+    /// Sets the USD rate of ledger rows in currencies other than USD (a customer's, or all of those in `currencies`)
+    /// to the latest stored rate on or before each purchase's day; a currency without a rate stays unconverted (NULL).
+    /// USD rows carry their rate (1) from the insert.
     public func convertLedgerToUSD(customerId: String? = nil, environment: String? = nil, currencies: [String]? = nil)
         async throws
     {
         var query = SQLQueryString(
             """
             UPDATE ledger SET
-                usd_rate = CASE WHEN currency = 'USD' THEN 1.0 ELSE (SELECT r.usd_per_unit FROM exchange_rates r
-                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1) END,
-                rate_day = CASE WHEN currency = 'USD' THEN NULL ELSE (SELECT r.day FROM exchange_rates r
-                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1) END
-            WHERE currency IS NOT NULL
+                usd_rate = (SELECT r.usd_per_unit FROM exchange_rates r
+                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1),
+                rate_day = (SELECT r.day FROM exchange_rates r
+                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1)
+            WHERE currency IS NOT NULL AND currency <> 'USD'
             """)
         if let customerId {
             query.appendInterpolation(unsafeRaw: " AND customer_id = ")
@@ -57,11 +61,6 @@ extension StorageSession {
         try await sql.raw(query).run()
     }
 
-    /// Deletes an app's ledger (before a rebuild).
-    public func deleteLedger(app appId: String) async throws {
-        try await sql.delete(from: "ledger").where("app_id", .equal, appId).run()
-    }
-
     static func values(_ e: LedgerEntry) -> SQLGroupExpression {
         let binds: [any SQLExpression] = [
             SQLBind(e.appId), SQLBind(e.environment), SQLBind(e.transactionId), SQLBind(e.customerId),
@@ -72,6 +71,7 @@ extension StorageSession {
             SQLBind(e.taxPerMille.map(Int64.init)), SQLBind(e.willRenew.map { $0 ? Int64(1) : 0 }), SQLBind(e.graceUntil),
             SQLBind(e.acquisition?.rawValue), SQLBind(e.nextStart), SQLBind(e.nextMonthlyPrice),
             SQLBind(e.nextRefunded.map { $0 ? Int64(1) : 0 }), SQLBind(CalendarDay(containing: e.start).daysSinceEpoch),
+            SQLBind(e.currency == "USD" ? 1.0 : nil as Double?),
         ]
         return SQLGroupExpression(binds)
     }
@@ -82,6 +82,6 @@ enum LedgerColumns {
         "app_id", "environment", "transaction_id", "customer_id", "original_transaction_id", "product_id", "group_id", "kind",
         "start_at", "end_at", "active_until", "renewal_number", "price", "currency", "storefront", "family_shared",
         "refunded_at", "refund_amount", "monthly_price", "commission_per_mille", "tax_per_mille", "will_renew", "grace_until",
-        "acquisition", "next_start", "next_monthly_price", "next_refunded", "purchase_day",
+        "acquisition", "next_start", "next_monthly_price", "next_refunded", "purchase_day", "usd_rate",
     ]
 }
