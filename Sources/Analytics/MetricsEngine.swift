@@ -4,9 +4,10 @@ import Storage
 
 /// Computes the metrics from the ledger, in SQL that SQLite and PostgreSQL run alike.
 ///
-/// Rows are aggregated per quarter hour (every time zone's offset is a multiple of 15 minutes), then the quarter hours
-/// are gathered into the request's intervals here: one scan per query whatever the interval or the time zone.
-/// Point-in-time metrics (MRR, actives) are a running sum of what starts minus what ends.
+/// Rows are aggregated by the coarsest of day, hour and quarter hour that the intervals' boundaries are multiples of
+/// (every time zone's offset is a multiple of 15 minutes), then the groups are gathered into the request's intervals
+/// here: one scan per query whatever the interval or the time zone. Point-in-time metrics (MRR, actives) are a running
+/// sum of what starts minus what ends.
 public struct MetricsEngine: Sendable {
     static let slot: Int64 = 900_000
     static let day: Int64 = 86_400_000
@@ -151,7 +152,8 @@ public struct MetricsEngine: Sendable {
             // A trial lasts at most a year (Apple's longest): the bound on its start lets the start index serve.
             scope, Self.trial + " AND end_at <= \(now) AND start_at >= \(monthAgo - 366 * Self.day)",
             sums: ["1", "CASE WHEN next_start IS NULL THEN 0 ELSE 1 END"], instant: "end_at", from: monthAgo, to: now)
-        let churned = try await expiries(scope, from: monthAgo, to: now, now: now)
+        // One interval: [a month ago, now).
+        let churned = try await expiriesPerInterval(scope, bounds: [monthAgo, now], now: now)[0]
         var unconverted: [String: [String: Double]] = [:]
         let mrrLeftOut = try await unconvertedActive(scope, column: "monthly_price", at: now, factor: 1)
         let revenueLeftOut = try await unconvertedBooked(scope, from: monthAgo, to: now)
@@ -207,8 +209,8 @@ public struct MetricsEngine: Sendable {
     }
 
     /// Sums of `sums` over the rows active at each instant of `at` (started at or before it, ending after it).
-    /// Aligned instants come from one running sum over quarter hours; `exact` (or an unaligned instant) reads it
-    /// directly.
+    /// Instants on a quarter hour come from one running sum over groups (`granularity`); `exact` (or an instant off a
+    /// quarter hour, such as now) reads the rows directly.
     func snapshots(_ scope: Scope, _ predicate: String, sums: [String], at instants: [Int64], exact: Bool = false)
         async throws -> [[Double]]
     {
@@ -243,10 +245,8 @@ public struct MetricsEngine: Sendable {
             }
         }
         for instant in instants where results[instant] == nil {
-            let rows = try await grouped(
-                scope, predicate + " AND start_at <= \(instant) AND (active_until IS NULL OR active_until > \(instant))", sums: sums,
-                key: "0")
-            results[instant] = rows.first?.value ?? Array(repeating: 0, count: sums.count)
+            results[instant] = try await totals(
+                scope, predicate + " AND start_at <= \(instant) AND (active_until IS NULL OR active_until > \(instant))", sums: sums)
         }
         return instants.map { results[$0] ?? [] }
     }
@@ -271,22 +271,36 @@ public struct MetricsEngine: Sendable {
     func window(_ scope: Scope, _ predicate: String, sums: [String], instant: String, from: Int64, to: Int64) async throws
         -> [Double]
     {
-        try await grouped(scope, predicate + " AND \(instant) >= \(from) AND \(instant) < \(to)", sums: sums, key: "0").first?
-            .value ?? Array(repeating: 0, count: sums.count)
+        try await totals(scope, predicate + " AND \(instant) >= \(from) AND \(instant) < \(to)", sums: sums)
     }
 
-    /// `SELECT key, SUM(…)… GROUP BY key`, every sum as a double (0 for none).
-    func grouped(_ scope: Scope, _ predicate: String, sums: [String], key: String) async throws -> [(key: Int64, value: [Double])] {
-        let columns = sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }.joined(separator: ", ")
-        var query = SQLQueryString("SELECT \(unsafeRaw: key) AS k, \(unsafeRaw: columns) FROM ledger WHERE ")
+    /// `SELECT keys…, SUM(…)… GROUP BY keys…` (no keys: one row of totals), every sum as a double (0 for none).
+    func aggregate(_ scope: Scope, _ predicate: String, sums: [String], by keys: [String]) async throws
+        -> [(keys: [Int64], sums: [Double])]
+    {
+        let selected =
+            keys.enumerated().map { "\($0.element) AS k\($0.offset)" }
+            + sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }
+        var query = SQLQueryString("SELECT \(unsafeRaw: selected.joined(separator: ", ")) FROM ledger WHERE ")
         query.appendInterpolation(scope.condition(predicate))
-        // A constant key is one group: no GROUP BY (which would read `0` as a column position).
-        if key != "0" { query.appendInterpolation(unsafeRaw: " GROUP BY \(key)") }
+        if !keys.isEmpty { query.appendInterpolation(unsafeRaw: " GROUP BY \(keys.joined(separator: ", "))") }
         let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
         return try rows.map { row in
-            let key = try row.decode(column: "k", as: Int64.self)
-            return (key, try sums.indices.map { try row.decode(column: "v\($0)", as: Double?.self) ?? 0 })
+            (
+                try keys.indices.map { try row.decode(column: "k\($0)", as: Int64.self) },
+                try sums.indices.map { try row.decode(column: "v\($0)", as: Double?.self) ?? 0 }
+            )
         }
+    }
+
+    /// Sums per value of one key.
+    func grouped(_ scope: Scope, _ predicate: String, sums: [String], key: String) async throws -> [(key: Int64, value: [Double])] {
+        try await aggregate(scope, predicate, sums: sums, by: [key]).map { ($0.keys[0], $0.sums) }
+    }
+
+    /// Sums over every row that matches.
+    func totals(_ scope: Scope, _ predicate: String, sums: [String]) async throws -> [Double] {
+        try await aggregate(scope, predicate, sums: sums, by: []).first?.sums ?? Array(repeating: 0, count: sums.count)
     }
 
     /// The interval an instant falls in.
@@ -301,35 +315,28 @@ public struct MetricsEngine: Sendable {
         return low
     }
 
-    /// Paid subscriptions whose access ended in `[from, to)` (by `now`) with no paid period right after, and of those
-    /// the ones whose next paid period began in the same interval; with the MRR they took, and MRR lost to downgrades.
-    func expiries(_ scope: Scope, from: Int64, to: Int64, now: Int64, bounds: [Int64]? = nil) async throws
-        -> (expired: Double, cameBack: Double, lostMRR: Double, downgradeMRR: Double)
-    {
-        let totals = try await expiriesPerInterval(scope, bounds: bounds ?? [from, to], now: now)
-        return totals.reduce((0, 0, 0, 0)) { ($0.0 + $1.expired, $0.1 + $1.cameBack, $0.2 + $1.lostMRR, $0.3 + $1.downgradeMRR) }
-    }
-
+    /// In each interval `[bounds[i], bounds[i+1])`: paid subscriptions whose access ended in it (by `now`) with no paid
+    /// period right after, and of those the ones whose next paid period began in the same interval; with the MRR they
+    /// took, and MRR lost to downgrades.
     func expiriesPerInterval(_ scope: Scope, bounds: [Int64], now: Int64) async throws
         -> [(expired: Double, cameBack: Double, lostMRR: Double, downgradeMRR: Double)]
     {
+        guard let first = bounds.first, let last = bounds.last, bounds.count > 1 else { return [] }
         var result = Array(repeating: (expired: 0.0, cameBack: 0.0, lostMRR: 0.0, downgradeMRR: 0.0), count: bounds.count - 1)
-        guard let first = bounds.first, let last = bounds.last else { return result }
         let ended = " AND active_until >= \(first) AND active_until < \(last) AND active_until <= \(now)"
-        // Lapses, keyed by the quarter hours of the end and of the next paid period's start (-1: none yet).
+        // Lapses, keyed by the end's and the next paid period's start's group (-1: none yet).
         let size = Self.granularity(bounds)
-        let lapses = try await groupedPairs(
+        let lapses = try await aggregate(
             scope, Self.paid + ended + " AND (next_start IS NULL OR next_start > active_until)",
-            sums: ["1", Self.usd("monthly_price")], size: size)
+            sums: ["1", Self.usd("monthly_price")], by: ["active_until / \(size)", "COALESCE(next_start / \(size), -1)"])
         for lapse in lapses {
-            guard let bucket = Self.bucket(of: lapse.first * size, in: bounds) else { continue }
-            let cameBack = lapse.second >= 0 && Self.bucket(of: lapse.second * size, in: bounds) == bucket
-            if cameBack {
-                result[bucket].expired += lapse.value[0]
-                result[bucket].cameBack += lapse.value[0]
+            let (end, next) = (lapse.keys[0], lapse.keys[1])
+            guard let bucket = Self.bucket(of: end * size, in: bounds) else { continue }
+            result[bucket].expired += lapse.sums[0]
+            if next >= 0 && Self.bucket(of: next * size, in: bounds) == bucket {
+                result[bucket].cameBack += lapse.sums[0]
             } else {
-                result[bucket].expired += lapse.value[0]
-                result[bucket].lostMRR += lapse.value[1]
+                result[bucket].lostMRR += lapse.sums[1]
             }
         }
         let downgrades = try await perInterval(
@@ -337,25 +344,6 @@ public struct MetricsEngine: Sendable {
             sums: [Self.usd("(monthly_price - next_monthly_price)")], instant: "active_until", bounds: bounds)
         for (index, row) in downgrades.enumerated() { result[index].downgradeMRR = row[0] }
         return result
-    }
-
-    func groupedPairs(_ scope: Scope, _ predicate: String, sums: [String], size: Int64) async throws
-        -> [(first: Int64, second: Int64, value: [Double])]
-    {
-        let columns = sums.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }.joined(separator: ", ")
-        let keys = "active_until / \(size), COALESCE(next_start / \(size), -1)"
-        var query = SQLQueryString(
-            "SELECT active_until / \(unsafeRaw: String(size)) AS k1, COALESCE(next_start / \(unsafeRaw: String(size)), -1) AS k2, \(unsafeRaw: columns) FROM ledger WHERE "
-        )
-        query.appendInterpolation(scope.condition(predicate))
-        query.appendInterpolation(unsafeRaw: " GROUP BY \(keys)")
-        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
-        return try rows.map { row in
-            (
-                try row.decode(column: "k1", as: Int64.self), try row.decode(column: "k2", as: Int64.self),
-                try sums.indices.map { try row.decode(column: "v\($0)", as: Double?.self) ?? 0 }
-            )
-        }
     }
 
     func churn(_ scope: Scope, days: [CalendarDay], bounds: [Int64], now: Int64) async throws -> [MetricPoint] {
