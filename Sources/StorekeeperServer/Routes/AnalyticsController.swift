@@ -60,7 +60,8 @@ struct AnalyticsController {
             metric = try Metric(named: name)
             let today = CalendarDay(containing: core.now)
             let to = parameters.get("to") ?? today.adding(days: 1).description
-            let from = parameters.get("from") ?? (CalendarDay(to).map { $0.adding(days: -30).description } ?? to)
+            // Without from: 30 days before to (before tomorrow when to itself is wrong, so that the error names to).
+            let from = parameters.get("from") ?? (CalendarDay(to) ?? today.adding(days: 1)).adding(days: -30).description
             metricRequest = try MetricRequest(
                 appId: context.app.id, environment: environment, from: from, to: to,
                 interval: parameters.get("interval") ?? "day", timeZone: parameters.get("tz"),
@@ -91,9 +92,18 @@ struct AnalyticsController {
         var last: String
     }
 
+    /// The largest rates file: the ECB's whole history since 1999 is under 1 MB.
+    static let maxRatesBytes = 16 * 1024 * 1024
+
     /// The body is CSV: `date,currency,usd_per_unit`, or the ECB's `Date,USD,JPY,…` per euro.
     @Sendable func putRates(_ request: Request, context: AdminContext) async throws -> RateImport {
-        let body = try await request.body.collect(upTo: 16 * 1024 * 1024)
+        var request = request
+        let body: ByteBuffer
+        do { body = try await request.collectBody(upTo: Self.maxRatesBytes) } catch let error as any HTTPResponseError
+            where error.status == .contentTooLarge
+        {
+            throw ErrorResponse(.contentTooLarge, "payload_too_large", "a rates file is at most \(Self.maxRatesBytes >> 20) MB")
+        }
         let count = try await core.analytics.importRates(csv: String(buffer: body))
         return RateImport(imported: count, currencies: try await coverage())
     }
