@@ -218,15 +218,11 @@ struct SimulationSession {
         var points: [Point]
     }
 
+    /// GET a path that must answer 200.
     func get(_ path: String, key: String) async throws -> Data {
-        var request = HTTPClientRequest(url: options.serverBase + path)
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 8 << 20)
-        guard response.status == .ok else {
-            throw UsageError(message: "GET \(path): HTTP \(response.status.code): \(String(buffer: body))")
-        }
-        return Data(body.readableBytesView)
+        let (status, body) = try await fetch(path, key: key)
+        guard status == 200 else { throw UsageError(message: "GET \(path): HTTP \(status): \(String(decoding: body, as: UTF8.self))") }
+        return body
     }
 
     /// Reads every simulated customer from the server and compares; prints and returns the mismatches.
@@ -264,12 +260,18 @@ struct SimulationSession {
     func compare(_ name: String, appUserId: String, key: String) async throws -> String? {
         let truth = await store.with { $0.truth(of: name) }
         guard let truth else { return "the simulator does not know \(name)" }
-        var request = HTTPClientRequest(url: options.serverBase + TruthCheck.customerPath(appUserId))
+        let (status, body) = try await fetch(TruthCheck.customerPath(appUserId), key: key)
+        guard status == 200 else { return "HTTP \(status): \(String(decoding: body, as: UTF8.self))" }
+        return TruthCheck.compare(customerBody: body, truth: truth, catalog: app.catalog)
+    }
+
+    /// GET a path of the server with an API key: the status and the body.
+    func fetch(_ path: String, key: String) async throws -> (status: UInt, body: Data) {
+        var request = HTTPClientRequest(url: options.serverBase + path)
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 8 << 20)
-        guard response.status == .ok else { return "HTTP \(response.status.code): \(String(buffer: body))" }
-        return TruthCheck.compare(customerBody: Data(body.readableBytesView), truth: truth, catalog: app.catalog)
+        return (response.status.code, Data(body.readableBytesView))
     }
 }
 

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import AppStoreSimulatorAPI
 import Crypto
 import Entitlements
+import Experiments
 import Foundation
 import Hummingbird
 import HummingbirdTesting
@@ -336,22 +337,13 @@ struct EndToEndReconciliationTests {
 extension MetricSeries {
     /// A series as the API writes it, read back.
     struct Decoded: Decodable {
-        var points: [[String: JSONNumberOrString]]
+        var points: [[String: JSONValue]]
         var unconverted: [String: Double]
     }
 }
 
-/// A point's field: the day is a string, every other field a number.
-enum JSONNumberOrString: Decodable {
-    case number(Double)
-    case string(String)
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if let number = try? c.decode(Double.self) { self = .number(number) } else { self = .string(try c.decode(String.self)) }
-    }
-}
-
-extension Dictionary where Key == String, Value == JSONNumberOrString {
+extension Dictionary where Key == String, Value == JSONValue {
+    /// A point's numeric field.
     subscript(number key: String) -> Double? {
         if case .number(let value)? = self[key] { return value }
         return nil
