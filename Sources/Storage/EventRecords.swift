@@ -168,6 +168,18 @@ extension StorageSession {
             .limit(limit).all().map(Self.eventRecord)
     }
 
+    /// The app's latest events in one environment, newest first (by `seq`), optionally of one type and before a
+    /// `seq`: the dashboard's event stream. Every committed event, settled or not.
+    public func latestEvents(app appId: String, environment: String, type: String?, before: Int64?, limit: Int) async throws
+        -> [EventRecord]
+    {
+        var query = sql.select().columns(Self.eventColumns).from("events")
+            .where("app_id", .equal, appId).where("environment", .equal, environment)
+        if let type { query = query.where("type", .equal, type) }
+        if let before { query = query.where("seq", .lessThan, before) }
+        return try await query.orderBy("seq", .descending).limit(limit).all().map(Self.eventRecord)
+    }
+
     private func streamQuery(app appId: String, after cursor: EventCursor, settledOnly: Bool = true) -> SQLSelectBuilder {
         var query = sql.select().columns(Self.eventColumns).from("events")
             .where("app_id", .equal, appId)

@@ -195,5 +195,33 @@ public enum Schema {
                 .primaryKey("currency", "day")
                 .run()
         },
+        Migration(version: 3, name: "dashboard users, sessions") { db in
+            // People who sign in to the dashboard: a bcrypt hash, never the password; the sign-in failures of the
+            // current minute and the end of a lockout, shared by every server on the database.
+            try await db.create(table: "dashboard_users")
+                .column("id", type: .text, .primaryKey(autoIncrement: false))
+                .column("email", type: .text, .notNull, .unique)
+                .column("password_hash", type: .text, .notNull)
+                // 1: every app (an operator); 0: the apps in dashboard_user_apps.
+                .column("all_apps", type: .bigint, .notNull)
+                .column("failures", type: .bigint, .notNull)
+                .column("failures_since", type: .bigint)
+                .column("locked_until", type: .bigint)
+                .column("created_at", type: .bigint, .notNull)
+                .column("signed_in_at", type: .bigint)
+                .run()
+            try await db.create(table: "dashboard_user_apps")
+                .column("user_id", type: .text, .notNull, .references("dashboard_users", "id"))
+                .column("app_id", type: .text, .notNull, .references("apps", "id"))
+                .primaryKey("user_id", "app_id")
+                .run()
+            // The dashboard's sessions (Hummingbird's key-value persistence), so that several servers share them.
+            try await db.create(table: "sessions")
+                .column("key", type: .text, .primaryKey(autoIncrement: false))
+                .column("value", type: .text, .notNull)
+                .column("expires_at", type: .bigint)
+                .run()
+            try await db.create(index: "sessions_expiry").on("sessions").column("expires_at").run()
+        },
     ]
 }

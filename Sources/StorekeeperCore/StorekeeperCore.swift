@@ -15,10 +15,13 @@ public struct StorekeeperCore: Sendable {
     public let administration: AppAdministration
     public let reconciler: Reconciler
     public let analytics: AppAnalytics
+    public let dashboardAccounts: DashboardAccounts
+    public let inspection: CustomerInspection
     public let metrics: ServerMetrics
     public let settings: CoreSettings
     public let logger: Logger
-    let clock: @Sendable () -> Date
+    /// The server's clock (tests set it).
+    public let clock: @Sendable () -> Date
 
     /// Server time, ms since 1970.
     public var now: Int64 { clock().millisecondsSince1970 }
@@ -72,12 +75,15 @@ public struct StorekeeperCore: Sendable {
         self.notifications = notifications
         self.purchases = PurchaseLinking(
             database: database, recomputer: recomputer, cache: cache, metrics: metrics, clock: clock, appleAPI: apple)
-        self.customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
+        let customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
+        self.customers = customers
         self.administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,
             clock: clock)
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
+        self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
+        self.inspection = CustomerInspection(database: database, reads: customers)
         self.metrics = metrics
         self.settings = settings
         self.logger = logger

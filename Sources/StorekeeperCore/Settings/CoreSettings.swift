@@ -67,7 +67,7 @@ public struct CoreSettings: Sendable {
     }
 
     /// `true`/`false` (or `1`/`0`), if the key is set.
-    static func flag(_ reader: ConfigReader, _ key: String, default defaultValue: Bool) throws(SettingError) -> Bool {
+    public static func flag(_ reader: ConfigReader, _ key: String, default defaultValue: Bool) throws(SettingError) -> Bool {
         guard let text = reader.string(forKey: ConfigKey(key)) else { return defaultValue }
         switch text.lowercased() {
         case "true", "1", "yes": return true

@@ -1,0 +1,167 @@
+import AppStore
+import Entitlements
+import Foundation
+import Storage
+
+/// One line of a customer's timeline: an event, a transaction version or a notification, at its instant.
+public struct TimelineEntry: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable { case event, transaction, notification }
+    public var at: Int64
+    public var kind: Kind
+    public var title: String
+    public var detail: String
+    public var environment: String
+    /// The transaction id or notification UUID whose raw signed data can be shown.
+    public var rawId: String?
+    public var retracted: Bool
+}
+
+/// Everything known about one customer: names, state per environment, timeline.
+public struct CustomerDossier: Sendable {
+    public var customerId: String
+    public var appUserIds: [String]
+    public var firstSeen: Int64?
+    public var anonymous: Bool
+    public var state: CustomerState
+    public var timeline: [TimelineEntry]
+}
+
+/// A stored fact with its raw signed data, as received.
+public struct RawFact: Sendable {
+    public var title: String
+    public var environment: String
+    public var receivedAt: Int64
+    /// The decoded payload, pretty-printed JSON.
+    public var json: String
+    /// The JWS (or receipt) as Apple signed it; nil for facts that came without one.
+    public var signed: String?
+}
+
+/// What the dashboard shows of an app's customers and events, for people who can see the app: search by any name,
+/// a customer's dossier, a fact's raw signed data, the latest events.
+public struct CustomerInspection: Sendable {
+    /// The most timeline entries a customer page shows (newest kept).
+    public static let timelineLimit = 500
+
+    let database: StorageDatabase
+    let reads: CustomerReads
+
+    /// Customers named by a customer id, app user id, alias, original transaction id or transaction id.
+    public func find(_ text: String, app: AppRuntime) async throws -> [(customerId: String, appUserIds: [String])] {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { return [] }
+        return try await database.reading { session in
+            var found: [(String, [String])] = []
+            for id in try await session.findCustomers(app: app.id, text: text) {
+                found.append((id, try await session.appUserIds(customer: id)))
+            }
+            return found
+        }
+    }
+
+    /// The customer's names, state in `environment` and timeline (all environments, newest first); nil for a
+    /// customer of another app or none.
+    public func dossier(customerId: String, app: AppRuntime, environment: Environment) async throws -> CustomerDossier? {
+        let stored = try await database.reading {
+            session -> (CustomerRecord, [String], [String], [TransactionRecord], [NotificationRecord], [EventRecord])? in
+            guard let customer = try await session.customer(id: customerId), customer.appId == app.id else { return nil }
+            let originals = try await session.originalTransactionIds(customer: customerId)
+            return (
+                customer, try await session.appUserIds(customer: customerId), originals,
+                try await session.transactionVersions(app: app.id, originalTransactionIds: originals),
+                try await session.notifications(app: app.id, originalTransactionIds: originals),
+                try await session.events(app: app.id, originalTransactionIds: originals, after: .start, limit: Self.timelineLimit)
+            )
+        }
+        guard let (customer, names, _, transactions, notifications, events) = stored else { return nil }
+        let state = try await reads.state(customerId: customerId, app: app, environment: environment).state()
+        var timeline: [TimelineEntry] = []
+        for event in events {
+            let decoded = try? JSONDecoder().decode(SubscriptionEvent.self, from: Data(event.payload.utf8))
+            var detail = [decoded?.productId, decoded?.reason, decoded?.fromProductId.map { "from \($0)" }].compactMap { $0 }
+            if let price = decoded?.price, let currency = decoded?.currency { detail.append(Self.money(price, currency)) }
+            timeline.append(
+                TimelineEntry(
+                    at: event.effectiveAt, kind: .event, title: event.type, detail: detail.joined(separator: " · "),
+                    environment: event.environment, rawId: nil, retracted: event.retractedAt != nil))
+        }
+        for transaction in transactions {
+            var detail = [transaction.productId, "via \(transaction.source.rawValue)"]
+            if let price = transaction.price, let currency = transaction.currency { detail.append(Self.money(price, currency)) }
+            if transaction.revocationDate != nil { detail.append("revoked") }
+            timeline.append(
+                TimelineEntry(
+                    at: transaction.purchaseDate ?? transaction.signedDate, kind: .transaction,
+                    title: "transaction \(transaction.transactionId)", detail: detail.joined(separator: " · "),
+                    environment: transaction.environment, rawId: transaction.transactionId, retracted: false))
+        }
+        for notification in notifications {
+            timeline.append(
+                TimelineEntry(
+                    at: notification.signedDate, kind: .notification,
+                    title: [notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " / "),
+                    detail: notification.notificationUUID, environment: notification.environment, rawId: notification.notificationUUID,
+                    retracted: false))
+        }
+        timeline.sort { ($0.at, $0.kind.rawValue) > ($1.at, $1.kind.rawValue) }
+        return CustomerDossier(
+            customerId: customer.id, appUserIds: names, firstSeen: customer.createdAt, anonymous: customer.anonymous, state: state,
+            timeline: Array(timeline.prefix(Self.timelineLimit)))
+    }
+
+    /// Every stored version of a transaction of the app, or the notification with this UUID, raw.
+    public func rawFacts(id: String, app: AppRuntime) async throws -> [RawFact] {
+        let (transactions, notification) = try await database.reading { session in
+            (
+                try await session.transactionVersions(app: app.id, transactionId: id),
+                try await session.notification(app: app.id, uuid: id)
+            )
+        }
+        var facts = transactions.map { version in
+            RawFact(
+                title: "transaction \(version.transactionId) (version \(version.version.prefix(12)), via \(version.source.rawValue))",
+                environment: version.environment, receivedAt: version.receivedAt, json: Self.pretty(version.payload), signed: version.signed
+            )
+        }
+        if let notification {
+            facts.append(
+                RawFact(
+                    title: "notification \(notification.notificationType) \(notification.subtype ?? "")",
+                    environment: notification.environment, receivedAt: notification.receivedAt, json: Self.pretty(notification.fact),
+                    signed: notification.signed))
+        }
+        return facts
+    }
+
+    /// The latest events of an app in one environment, newest first; `before` pages back (a `seq`).
+    public func latestEvents(app: AppRuntime, environment: Environment, type: SubscriptionEventType?, before: Int64?, limit: Int)
+        async throws -> [(seq: Int64, event: SubscriptionEvent, customerId: String, recordedAt: Int64, retracted: Bool)]
+    {
+        let records = try await database.reading {
+            try await $0.latestEvents(app: app.id, environment: environment.rawValue, type: type?.rawValue, before: before, limit: limit)
+        }
+        return try records.map { record in
+            do {
+                let event = try JSONDecoder().decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
+                return (record.seq ?? 0, event, record.customerId, record.recordedAt, record.retractedAt != nil)
+            } catch {
+                throw StorekeeperError.internalError("stored event \(record.eventId) does not decode")
+            }
+        }
+    }
+
+    /// Milliunits as units with two decimals (rounded half up) and the currency: `9.99 EUR`.
+    static func money(_ milliunits: Int64, _ currency: String) -> String {
+        let cents = (milliunits.magnitude + 5) / 10
+        let fraction = cents % 100
+        return "\(milliunits < 0 ? "-" : "")\(cents / 100).\(fraction < 10 ? "0" : "")\(fraction) \(currency)"
+    }
+
+    /// JSON with sorted keys and indentation; the text itself when it is not JSON.
+    static func pretty(_ json: String) -> String {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)),
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        else { return json }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
