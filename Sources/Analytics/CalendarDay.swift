@@ -35,6 +35,14 @@ public struct CalendarDay: Hashable, Comparable, Sendable, CustomStringConvertib
 
     public func adding(days: Int64) -> CalendarDay { CalendarDay(daysSinceEpoch: daysSinceEpoch + days) }
 
+    /// The first day of this day's month, `months` months later (earlier when negative).
+    public func startOfMonth(addingMonths months: Int64 = 0) -> CalendarDay {
+        let (year, month, _) = components
+        let (years, monthIndex) = (year * 12 + month - 1 + months).quotientAndRemainder(dividingBy: 12)
+        let (y, m) = monthIndex < 0 ? (years - 1, monthIndex + 12) : (years, monthIndex)
+        return CalendarDay(daysSinceEpoch: CivilCalendar.days(year: y, month: m + 1, day: 1))
+    }
+
     public var components: (year: Int64, month: Int64, day: Int64) { CivilCalendar.civil(days: daysSinceEpoch) }
 
     public var description: String {

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdAuth
 import Logging
 import StorekeeperCore
 
@@ -8,16 +9,24 @@ import StorekeeperCore
 public func buildApplication(
     _ core: StorekeeperCore, settings: ServerSettings, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
-    Application(
-        router: buildRouter(core),
+    let sessions = DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger)
+    return Application(
+        router: buildRouter(core, sessions: sessions, secureCookies: settings.secureCookies),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "storekeeper"),
-        services: core.services,
+        // The session purge stops before the database closes (services stop in reverse order).
+        services: core.services + [sessions],
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? settings.port) },
         logger: core.logger)
 }
 
-/// Every route of the API, each group behind the authentication it needs.
-public func buildRouter(_ core: StorekeeperCore) -> Router<ServerContext> {
+/// Every route of the API, each group behind the authentication it needs, and the dashboard's pages.
+public func buildRouter(_ core: StorekeeperCore, secureCookies: Bool = false) -> Router<ServerContext> {
+    buildRouter(
+        core, sessions: DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger), secureCookies: secureCookies
+    )
+}
+
+func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secureCookies: Bool) -> Router<ServerContext> {
     let router = Router(context: ServerContext.self)
     router.addMiddleware {
         MetricsMiddleware(metrics: core.metrics)
@@ -37,5 +46,18 @@ public func buildRouter(_ core: StorekeeperCore) -> Router<ServerContext> {
     router.group().add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(customers.adminRoutes)
         .addRoutes(analytics.rateRoutes)
+
+    let dashboard = DashboardController(core: core)
+    let cookie = SessionCookieParameters(
+        name: "storekeeper_session", path: DashboardPaths.root, secure: secureCookies, sameSite: .strict)
+    let pages = router.group(RouterPath(DashboardPaths.root), context: DashboardContext.self)
+        .add(middleware: DashboardPageMiddleware(logger: core.logger))
+        .add(
+            middleware: SessionMiddleware<DashboardContext>(
+                storage: sessions,
+                configuration: .init(
+                    sessionCookieParameters: cookie, keyPrefix: "dashboard.", defaultSessionExpiration: DashboardController.sessionLength)))
+    pages.addRoutes(dashboard.publicRoutes)
+    pages.group().add(middleware: DashboardSignedIn(accounts: core.dashboardAccounts)).addRoutes(dashboard.pageRoutes)
     return router
 }

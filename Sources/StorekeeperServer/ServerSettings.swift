@@ -7,11 +7,14 @@ public struct ServerSettings: Sendable {
     public enum Key {
         public static let host = "storekeeper.host"
         public static let port = "storekeeper.port"
+        public static let secureCookies = "storekeeper.secure.cookies"
     }
 
     public var host = "127.0.0.1"
     /// 0 picks a free port.
     public var port = 8080
+    /// The dashboard's session cookie is `Secure` (sent over HTTPS only): turn on behind a TLS proxy.
+    public var secureCookies = false
     public var core = CoreSettings()
 
     /// The defaults.
@@ -27,5 +30,6 @@ public struct ServerSettings: Sendable {
             }
             self.port = port
         }
+        secureCookies = try CoreSettings.flag(reader, Key.secureCookies, default: secureCookies)
     }
 }

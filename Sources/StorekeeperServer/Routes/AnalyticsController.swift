@@ -46,39 +46,14 @@ struct AnalyticsController {
 
     /// A series as JSON, or as CSV with `Accept: text/csv` or a `.csv` suffix.
     @Sendable func series(_ request: Request, context: AdminContext) async throws -> Response {
-        var name = context.parameters.get("metric") ?? ""
-        var asCSV = request.headers[.accept].map { $0.contains("text/csv") } ?? false
-        if name.hasSuffix(".csv") {
-            name.removeLast(4)
-            asCSV = true
-        }
+        let (name, asCSV) = MetricQuery.name(context.parameters.get("metric") ?? "", accept: request.headers[.accept])
         let parameters = request.uri.queryParameters
         let environment = try environment(request, context)
-        let metricRequest: MetricRequest
-        let metric: Metric
-        do throws(AnalyticsError) {
-            metric = try Metric(named: name)
-            let today = CalendarDay(containing: core.now)
-            let to = parameters.get("to") ?? today.adding(days: 1).description
-            // Without from: 30 days before to (before tomorrow when to itself is wrong, so that the error names to).
-            let from = parameters.get("from") ?? (CalendarDay(to) ?? today.adding(days: 1)).adding(days: -30).description
-            metricRequest = try MetricRequest(
-                appId: context.app.id, environment: environment, from: from, to: to,
-                interval: parameters.get("interval") ?? "day", timeZone: parameters.get("tz"),
-                productId: parameters.get("product"), group: parameters.get("group"), storefront: parameters.get("storefront"),
-                conversionWindowDays: try Self.integer(parameters.get("window"), name: "window") ?? 3,
-                excludeRefunded: try Self.flag(parameters.get("excludeRefunded"), name: "excludeRefunded"))
-        } catch {
-            throw StorekeeperError.invalidInput(field: error.field, error.reason)
-        }
+        let (metric, metricRequest) = try MetricQuery.request(
+            metric: name, app: context.app, environment: environment, today: CalendarDay(containing: core.now)
+        ) { parameters.get($0) }
         let series = try await core.analytics.series(metric, metricRequest)
-        if asCSV {
-            var headers = HTTPFields()
-            headers[.contentType] = "text/csv; charset=utf-8"
-            headers[.contentDisposition] = "attachment; filename=\"\(metric.rawValue).csv\""
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: series.csv)))
-        }
-        return try series.response(from: request, context: context)
+        return asCSV ? MetricQuery.csvResponse(series) : try series.response(from: request, context: context)
     }
 
     struct RateImport: ResponseEncodable {
@@ -118,27 +93,8 @@ struct AnalyticsController {
         }
     }
 
-    /// `?environment=`: Production when the app accepts it, else the app's first.
     func environment(_ request: Request, _ context: AdminContext) throws -> AppStore.Environment {
-        let requested = request.uri.queryParameters.get("environment")
-        if requested == nil, context.app.config.allowedEnvironments.contains(.production) { return .production }
-        return try context.app.environment(requested)
-    }
-
-    static func integer(_ text: String?, name: String) throws(AnalyticsError) -> Int64? {
-        guard let text else { return nil }
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), text.utf8.count <= 6, let value = Int64(text) else {
-            throw .invalidParameter(name, "'\(text)' is not a whole number of days")
-        }
-        return value
-    }
-
-    static func flag(_ text: String?, name: String) throws(AnalyticsError) -> Bool {
-        switch text {
-        case nil, "false": false
-        case "true": true
-        case let other?: throw .invalidParameter(name, "'\(other)' is not true or false")
-        }
+        try MetricQuery.environment(request.uri.queryParameters.get("environment"), app: context.app)
     }
 }
 

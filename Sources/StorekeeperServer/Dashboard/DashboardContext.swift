@@ -1,0 +1,42 @@
+import Hummingbird
+import HummingbirdAuth
+import StorekeeperCore
+
+/// What a dashboard session holds: who signed in (nil on the sign-in page's session) and the token every form of
+/// the session must carry back.
+public struct DashboardSession: Codable, Sendable, Equatable {
+    public var userId: String?
+    public var csrf: String
+
+    static func anonymous() -> DashboardSession { DashboardSession(userId: nil, csrf: CSRFToken.make()) }
+}
+
+/// The context of the dashboard's pages: the session (hummingbird-auth's middleware loads and saves it) and the
+/// signed-in user once `DashboardSignedIn` has run.
+public struct DashboardContext: ChildRequestContext, SessionRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let sessions: SessionContext<DashboardSession>
+    public var user: DashboardUser?
+
+    public init(context: ServerContext) throws {
+        coreContext = context.coreContext
+        sessions = SessionContext()
+        user = nil
+    }
+
+    /// The signed-in user (the pages behind `DashboardSignedIn` always have one).
+    func signedIn() throws -> DashboardUser {
+        guard let user else { throw DashboardRedirect.signIn(next: nil) }
+        return user
+    }
+}
+
+/// CSRF tokens: 32 random bytes, hex; compared in constant time.
+enum CSRFToken {
+    static func make() -> String { Hex.random(bytes: 32) }
+
+    static func matches(_ given: String?, _ expected: String) -> Bool {
+        guard let given, given.utf8.count == expected.utf8.count else { return false }
+        return zip(given.utf8, expected.utf8).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}

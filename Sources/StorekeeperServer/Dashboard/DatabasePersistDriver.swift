@@ -1,0 +1,72 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+import Storage
+
+/// Hummingbird's key-value persistence over the database (table `sessions`), so that the dashboard's sessions are
+/// shared by every server on it and survive a restart. Values are stored as JSON; expired keys read as absent and are
+/// purged every `purgeInterval` while the service runs.
+struct DatabasePersistDriver: PersistDriver {
+    let database: StorageDatabase
+    let clock: @Sendable () -> Date
+    var purgeInterval: Duration = .seconds(600)
+    var logger: Logger
+
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
+    private var now: Int64 { Int64((clock().timeIntervalSince1970 * 1000).rounded()) }
+
+    private func expiry(_ expires: Duration?) -> Int64? {
+        guard let expires else { return nil }
+        let (seconds, attoseconds) = expires.components
+        return now + seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let json = try String(decoding: Self.encoder.encode(value), as: UTF8.self)
+        let (expiresAt, now) = (expiry(expires), self.now)
+        guard try await database.writing({ try await $0.insertSession(key: key, value: json, expiresAt: expiresAt, now: now) }) else {
+            throw PersistError.duplicate
+        }
+    }
+
+    func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
+        let json = try String(decoding: Self.encoder.encode(value), as: UTF8.self)
+        let expiresAt = expiry(expires)
+        try await database.writing {
+            try await $0.upsertSession(key: key, value: json, expiresAt: expiresAt, keepExpiry: expires == nil)
+        }
+    }
+
+    func get<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> Object? {
+        try await getWithTTL(key: key, as: type)?.object
+    }
+
+    func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
+        let now = self.now
+        guard let stored = try await database.reading({ try await $0.session(key: key, now: now) }) else { return nil }
+        let object: Object
+        do { object = try Self.decoder.decode(type, from: Data(stored.value.utf8)) } catch { throw PersistError.invalidConversion }
+        return (object, stored.expiresAt.map { .milliseconds($0 - now) })
+    }
+
+    func remove(key: String) async throws {
+        try await database.writing { try await $0.deleteSession(key: key) }
+    }
+
+    /// Purges expired sessions until shutdown.
+    func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            do {
+                let now = self.now
+                let purged = try await database.writing { try await $0.purgeSessions(expiredBefore: now) }
+                if purged > 0 { logger.debug("purged expired sessions", metadata: ["count": "\(purged)"]) }
+            } catch {
+                logger.warning("could not purge expired sessions", metadata: ["error": "\(error)"])
+            }
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: purgeInterval) } } catch { return }
+        }
+    }
+}
