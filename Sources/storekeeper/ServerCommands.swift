@@ -72,9 +72,15 @@ struct ServeCommand: AsyncParsableCommand {
         help: "Seconds between reconciliation passes; 0 turns it off (env STOREKEEPER_RECONCILE_INTERVAL; default 600).")
     var reconcileInterval: Int?
 
+    @Flag(
+        name: .customLong("secure-cookies"),
+        help: "Mark the dashboard's session cookie Secure, for a server behind HTTPS (env STOREKEEPER_SECURE_COOKIES).")
+    var secureCookies = false
+
     func run() async throws {
         let settings = try database.settings(extra: [
             ServerSettings.Key.port: port.map(String.init), ServerSettings.Key.host: host,
+            ServerSettings.Key.secureCookies: secureCookies ? "true" : nil,
             CoreSettings.Key.reconcileInterval: reconcileInterval.map(String.init),
             CoreSettings.Key.migrate: migrate ? "true" : nil,
         ])

@@ -8,7 +8,7 @@ struct Storekeeper: AsyncParsableCommand {
         abstract: "A self-hosted subscription backend for App Store apps.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AppsCommand.self, ReconcileCommand.self, SimulateCommand.self, VerifyCommand.self,
-            EntitlementsCommand.self, ExperimentCommand.self, RatesCommand.self, AnalyticsCommand.self,
+            EntitlementsCommand.self, ExperimentCommand.self, RatesCommand.self, AnalyticsCommand.self, UsersCommand.self,
         ]
     )
 
