@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The dashboard in a real Chromium: Debian's chromium and chromium-driver (installed here when missing), Selenium from
+# PyPI (pinned), against the live server on a fresh SQLite database holding a simulated population. Any failure fails
+# the run. The overview's screenshot is saved as .build/dashboard-overview.png.
+# Usage: .ci/browser.sh [path to the storekeeper binary]   (default: .build/debug/storekeeper)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+bin=$(realpath "${1:-$repo/.build/debug/storekeeper}")
+
+if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; then
+    sudo=; [ "$(id -u)" != 0 ] && sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver > /dev/null
+fi
+
+venv=$repo/.build/browser-venv
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import selenium" 2> /dev/null; then
+    python=python3
+    for candidate in python3.13 python3.12 "$HOME/.pyenv/versions/3.13.0/bin/python3" "$HOME/.pyenv/versions/3.12.1/bin/python3"; do
+        if "$candidate" -c "import venv" > /dev/null 2>&1; then python=$candidate; break; fi
+    done
+    "$python" -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "selenium==4.45.0"
+fi
+
+work=$(mktemp -d)
+server=
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; }
+trap cleanup EXIT
+cd "$work"
+db="$work/browser.sqlite"
+
+"$bin" simulate ca --state "$work/sim" --export root.der > /dev/null
+"$bin" simulate catalog > catalog.json
+"$bin" apps create --database-url "$db" --bundle-id com.example.browser --environment sandbox --trusted-root root.der \
+    --catalog catalog.json > app.json
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+app=$(field app.json appId); secret=$(field app.json secretKey)
+email=browser@example.com
+password="browser-test-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
+echo "$password" | "$bin" users create --database-url "$db" --email "$email" --apps "$app" --password-stdin > /dev/null
+"$bin" simulate rates > rates.csv
+"$bin" rates import --database-url "$db" rates.csv > /dev/null
+
+("$bin" serve --database-url "$db" --port 0 --reconcile-interval 0 > serve.log 2>&1) &
+server=$!
+for _ in $(seq 1 100); do grep -q "listening on" serve.log 2>/dev/null && break; sleep 0.1; done
+port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' serve.log)
+base="http://127.0.0.1:$port"
+
+"$bin" simulate population --state "$work/sim" --customers 40 --days 60 --seed 11 --bundle-id com.example.browser \
+    --webhook "$base/v1/apps/$app/notifications/appstore" > population.log 2>&1 || { cat population.log; exit 1; }
+
+"$venv/bin/python" "$repo/.ci/browser_test.py" "$base" "$app" "$secret" "$email" "$password" "$repo/.build/dashboard-overview.png"

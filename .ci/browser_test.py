@@ -1,0 +1,170 @@
+"""The dashboard in a real Chromium (Debian's chromium and chromium-driver, driven by Selenium from PyPI).
+
+Signs in (a wrong password first), opens every page, checks that no page logs a console error, that the numbers
+shown equal the API's JSON, that a CSV downloads and equals the API's CSV, that a page without a session goes to the
+sign-in page, and saves a screenshot of the overview.
+
+Usage: browser_test.py BASE_URL APP_ID SECRET_KEY EMAIL PASSWORD SCREENSHOT_PATH   (run by .ci/browser.sh)
+"""
+
+import json
+import pathlib
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+base, app, secret, email, password, screenshot = sys.argv[1:7]
+environment = "Sandbox"
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def api(path, accept="application/json"):
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {secret}", "Accept": accept})
+    with urllib.request.urlopen(request) as response:
+        body = response.read().decode()
+    return json.loads(body) if accept == "application/json" else body
+
+
+downloads = tempfile.mkdtemp()
+options = webdriver.ChromeOptions()
+options.binary_location = "/usr/bin/chromium"
+for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1900"]:
+    options.add_argument(argument)
+options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+
+
+def console_errors(page):
+    for entry in driver.get_log("browser"):
+        if entry["level"] == "SEVERE":
+            check(False, f"console error on {page}: {entry['message']}")
+
+
+def open_page(path):
+    driver.get(base + path)
+    console_errors(path)
+    heading = driver.find_element(By.TAG_NAME, "h1").text
+    check(heading not in ("Not found", "That did not work", "Something went wrong"), f"{path} answered an error page: {heading}")
+    return heading
+
+
+def data_values(field):
+    return [float(cell.get_attribute("data-value")) for cell in driver.find_elements(By.CSS_SELECTOR, f'td[data-field="{field}"]')]
+
+
+def sign_in(with_password):
+    driver.find_element(By.NAME, "email").clear()
+    driver.find_element(By.NAME, "email").send_keys(email)
+    driver.find_element(By.NAME, "password").send_keys(with_password)
+    driver.find_element(By.CSS_SELECTOR, "form button[type=submit]").click()
+
+
+try:
+    overview_path = f"/dashboard/apps/{app}?environment={environment}"
+
+    # Without a session, a page goes to the sign-in page (which returns to it afterwards).
+    driver.get(base + overview_path)
+    check("/dashboard/sign-in" in driver.current_url, f"no session: expected the sign-in page, got {driver.current_url}")
+
+    # A wrong password fails, and says so.
+    sign_in("not the password at all")
+    check("/dashboard/sign-in" in driver.current_url, "a wrong password left the sign-in page")
+    check("Wrong email or password." in driver.page_source, "a wrong password did not say so")
+    for entry in driver.get_log("browser"):  # the 401 itself is logged by Chromium as a failed resource: expected
+        check("401" in entry["message"], f"console error on a wrong password: {entry['message']}")
+
+    # The right one opens the page asked for.
+    sign_in(password)
+    check(driver.current_url.endswith(overview_path), f"after sign-in: expected the overview, got {driver.current_url}")
+    console_errors("overview")
+
+    # The headline numbers are the API's.
+    overview = api(f"/v1/apps/{app}/metrics/overview?environment={environment}")
+    for key in ["mrr", "arr", "activeSubscriptions", "activeTrials", "revenueLast30Days", "refundsLast30Days",
+                "trialConversionLast30Days", "churnLast30Days"]:
+        card = driver.find_element(By.CSS_SELECTOR, f'[data-figure="{key}"]')
+        shown = card.get_attribute("data-value")
+        expected = overview[key]
+        check((shown == "" and expected is None) or (shown != "" and expected is not None and abs(float(shown) - expected) < 1e-9),
+              f"overview {key}: page {shown}, API {expected}")
+    mrr_text = driver.find_element(By.CSS_SELECTOR, '[data-figure="mrr"] .number').text
+    check(mrr_text == f"{overview['mrr']:,.2f}", f"MRR shown as {mrr_text}, API {overview['mrr']}")
+    check(overview["activeSubscriptions"] > 0, "the population left no active subscription to show")
+    check("Sandbox data" in driver.page_source, "sandbox data is not labelled")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "svg.chart")) == 4, "the overview does not draw its four charts")
+    pathlib.Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(screenshot)
+
+    # Every page of the navigation, and every metric.
+    links = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, 'nav[aria-label="app"] a')]
+    check(len(links) >= 8, f"the navigation has {len(links)} links")
+    metrics = [m["name"] for m in api(f"/v1/apps/{app}/metrics")["metrics"]]
+    pages = [urllib.parse.urlsplit(link) for link in links]
+    paths = [p.path + ("?" + p.query if p.query else "") for p in pages]
+    paths += [f"/dashboard/apps/{app}/metrics/{m}?environment={environment}" for m in metrics]
+    paths += ["/dashboard", f"/dashboard/apps/{app}/events?environment={environment}&type=subscription_started"]
+    for path in paths:
+        open_page(path)
+
+    # A metric page's table is the API's series (the same defaults: the 30 days up to tomorrow, by day).
+    for metric in ["mrr", "revenue", "activeSubscriptions", "trialConversion"]:
+        open_page(f"/dashboard/apps/{app}/metrics/{metric}?environment={environment}")
+        series = api(f"/v1/apps/{app}/metrics/{metric}?environment={environment}")
+        shown = data_values("value")
+        expected = [point["value"] for point in series["points"]]
+        check(len(shown) > 0 and shown == expected, f"{metric}: page {shown[:5]}…, API {expected[:5]}…")
+
+    # The CSV link downloads what the API answers as CSV.
+    open_page(f"/dashboard/apps/{app}/metrics/revenue?environment={environment}&interval=week")
+    driver.find_element(By.LINK_TEXT, "CSV").click()
+    target = pathlib.Path(downloads) / "revenue.csv"
+    for _ in range(100):
+        if target.exists():
+            break
+        time.sleep(0.1)
+    check(target.exists(), "the CSV did not download")
+    if target.exists():
+        expected_csv = api(f"/v1/apps/{app}/metrics/revenue?environment={environment}&interval=week", accept="text/csv")
+        check(target.read_text() == expected_csv, "the downloaded CSV differs from the API's")
+
+    # Customers: a customer from the event stream, found by search; the raw signed data one click away.
+    open_page(f"/dashboard/apps/{app}/events?environment={environment}")
+    customer_link = driver.find_element(By.CSS_SELECTOR, "tbody a").get_attribute("href")
+    open_page(urllib.parse.urlsplit(customer_link).path + f"?environment={environment}")
+    raw_link = driver.find_element(By.LINK_TEXT, "raw")
+    name = driver.find_element(By.TAG_NAME, "h1").text.removeprefix("Customer ")
+    raw_link.click()
+    console_errors("raw")
+    check(driver.find_elements(By.CSS_SELECTOR, "pre"), "the raw page shows no data")
+    open_page(f"/dashboard/apps/{app}/customers?environment={environment}")
+    driver.find_element(By.NAME, "q").send_keys(name)
+    driver.find_element(By.CSS_SELECTOR, "form.controls button").click()
+    check(driver.find_element(By.TAG_NAME, "h1").text == f"Customer {name}", f"searching {name} did not open the customer")
+    console_errors("customer search")
+
+    # Sign out: the session ends.
+    driver.find_element(By.CSS_SELECTOR, "header form button").click()
+    check("/dashboard/sign-in" in driver.current_url, "sign-out did not return to the sign-in page")
+    driver.get(base + overview_path)
+    check("/dashboard/sign-in" in driver.current_url, "after sign-out a page still opened")
+finally:
+    driver.quit()
+
+if failures:
+    print(f"browser test: {len(failures)} failure(s)")
+    sys.exit(1)
+print(f"browser test: every page opened in Chromium, numbers equal to the API's, CSV downloaded; screenshot {screenshot}")
