@@ -15,14 +15,7 @@ if ! command -v chromium > /dev/null || ! command -v chromedriver > /dev/null; t
 fi
 
 venv=$repo/.build/browser-venv
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import selenium" 2> /dev/null; then
-    python=python3
-    for candidate in python3.13 python3.12 "$HOME/.pyenv/versions/3.13.0/bin/python3" "$HOME/.pyenv/versions/3.12.1/bin/python3"; do
-        if "$candidate" -c "import venv" > /dev/null 2>&1; then python=$candidate; break; fi
-    done
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "selenium==4.45.0"
-fi
+.ci/venv.sh "$venv" selenium "selenium==4.45.0"
 
 work=$(mktemp -d)
 server=

@@ -10,16 +10,7 @@ bin=$(realpath "${1:-$repo/.build/debug/storekeeper}")   # absolute: the script 
 budget=${SCHEMATHESIS_MAX_TIME:-60}   # seconds per caller
 
 venv=$repo/.build/ci-venv
-if [ ! -x "$venv/bin/schemathesis" ]; then
-    # CPython 3.11 fails inside Hypothesis ("AST constructor recursion depth mismatch", a CPython bug fixed in later
-    # versions) on Schemathesis's large modules: take the newest Python there is.
-    python=python3
-    for candidate in python3.13 python3.12 "$HOME/.pyenv/versions/3.13.0/bin/python3" "$HOME/.pyenv/versions/3.12.1/bin/python3"; do
-        if "$candidate" -c "import venv" > /dev/null 2>&1; then python=$candidate; break; fi
-    done
-    "$python" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==4.32.5" "PyYAML==6.0.3"
-fi
+.ci/venv.sh "$venv" schemathesis "schemathesis==4.32.5" "PyYAML==6.0.3"
 
 work=$(mktemp -d)
 server=
