@@ -6,6 +6,8 @@ import Storage
 public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
     /// No app has this id (or the caller may not know that it exists).
     case appNotFound(appId: String)
+    /// Something else the request names does not exist in the app (a customer, a transaction).
+    case notFound(String)
     /// No key, or a key that is malformed, unknown or revoked: the same answer for each.
     case unauthenticated(String)
     /// The caller is known but may not do this.
@@ -32,7 +34,7 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .appNotFound(let appId): "no app \(appId)"
         case .unauthenticated(let message), .forbidden(let message), .rejectedByApple(let message),
-            .appleUnavailable(let message), .internalError(let message):
+            .appleUnavailable(let message), .internalError(let message), .notFound(let message):
             message
         case .invalidInput(let field?, let message): "\(field): \(message)"
         case .invalidInput(nil, let message): message

@@ -19,7 +19,8 @@ public func buildApplication(
         logger: core.logger)
 }
 
-/// Every route of the API, each group behind the authentication it needs, and the dashboard's pages.
+/// Every route of the API, each group behind the authentication it needs, and the dashboard's pages. (Built alone,
+/// as tests do to list the routes, nothing purges expired sessions: `buildApplication` runs that service.)
 public func buildRouter(_ core: StorekeeperCore, secureCookies: Bool = false) -> Router<ServerContext> {
     buildRouter(
         core, sessions: DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger), secureCookies: secureCookies

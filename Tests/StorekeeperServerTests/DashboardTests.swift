@@ -262,6 +262,8 @@ struct DashboardTests {
             #expect(customer.contains("Customer alice") && customer.contains("pro.monthly"))
             let raw = try await Self.get(client, "\(base)/raw/700", cookie: cookie)
             #expect(String(buffer: raw.body).contains(signed))
+            #expect(try await Self.get(client, "\(base)/customers/cus_nobody", cookie: cookie).status == .notFound)
+            #expect(try await Self.get(client, "\(base)/raw/999", cookie: cookie).status == .notFound)
             let byName = try await Self.get(client, "\(base)/customers?q=alice", cookie: cookie)
             #expect(byName.headers[.location] == customerPath)
             let none = String(buffer: try await Self.get(client, "\(base)/customers?q=nobody", cookie: cookie).body)

@@ -409,7 +409,7 @@ struct DashboardController {
         let (_, app, environment, chrome) = try await scope(request, context)
         let customerId = context.parameters.get("customerId") ?? ""
         guard let dossier = try await core.inspection.dossier(customerId: customerId, app: app, environment: environment) else {
-            throw StorekeeperError.invalidInput(field: "customerId", "no customer \(customerId) in this app")
+            throw StorekeeperError.notFound("no customer \(customerId) in this app")
         }
         func when(_ timestamp: Timestamp?) -> String { timestamp.map { DashboardFormat.instant($0.millisecondsSince1970) } ?? "–" }
         let rawBase = DashboardPaths.app(app.id) + "/raw/"
@@ -468,7 +468,7 @@ struct DashboardController {
         let id = context.parameters.get("factId") ?? ""
         let facts = try await core.inspection.rawFacts(id: id, app: app)
         guard !facts.isEmpty else {
-            throw StorekeeperError.invalidInput(field: "factId", "no transaction or notification \(id) in this app")
+            throw StorekeeperError.notFound("no transaction or notification \(id) in this app")
         }
         let page = RawPage(
             title: id, heading: "Signed data: \(id)", chrome: chrome,

@@ -56,7 +56,7 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
     /// The domain's errors. Apple retries a webhook answered with 5xx, so 5xx is kept for what a retry can mend.
     init(domain error: StorekeeperError) {
         switch error {
-        case .appNotFound:
+        case .appNotFound, .notFound:
             self.init(.notFound, "not_found", error.description)
         case .unauthenticated(let message):
             self.init(.unauthorized, "unauthenticated", message)
