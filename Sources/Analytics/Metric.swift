@@ -1,7 +1,7 @@
 /// The metrics, by the name the API and `docs/metrics.md` give them.
 public enum Metric: String, CaseIterable, Codable, Hashable, Sendable {
     case mrr, arr, activeSubscriptions, activeTrials, newTrials, newPaidSubscriptions, trialConversion, churn, revenue
-    case refundRate
+    case refundRate, freeTrials, retention, ltv
 
     public init(named name: String) throws(AnalyticsError) {
         guard let metric = Metric(rawValue: name) else { throw .unknownMetric(name) }
@@ -21,11 +21,15 @@ public enum Metric: String, CaseIterable, Codable, Hashable, Sendable {
         case .churn: "Paid subscriptions that expired in each interval (less those that came back in it) ÷ actives at its start."
         case .revenue: "Gross revenue, refunds, net and estimated proceeds, booked on the purchase date (USD)."
         case .refundRate: "Refunded ÷ paid transactions and refunds ÷ gross revenue, by the transaction's purchase date."
+        case .freeTrials:
+            "Trials started in each interval: converted on time or after a billing issue, canceled during the trial, to another product, refunded."
+        case .retention: "Subscriptions that began paying in each interval, and the share that paid renewal n of those that could."
+        case .ltv: "Customers first seen in each interval: revenue net of refunds per customer and per paying customer (USD)."
         }
     }
 
     /// Whether its values are money (USD, rounded to cents).
-    var isMoney: Bool { self == .mrr || self == .arr || self == .revenue }
+    var isMoney: Bool { self == .mrr || self == .arr || self == .revenue || self == .ltv }
 }
 
 /// One point of a series: the first day of its interval, its value, and the breakdown fields of its metric.

@@ -114,6 +114,21 @@ public struct MetricsEngine: Sendable {
             }
             series.unconverted = try await unconvertedBooked(scope, from: bounds[0], to: bounds[bounds.count - 1])
             series.estimated = ["proceeds"]
+        case .freeTrials:
+            series.points = try await freeTrials(scope, days: days, bounds: bounds, now: now)
+            series.notes.append(
+                "cohorts by trial start: converted on time + after a billing issue = converted; averageDaysToCancel is from the trial's start to auto-renew turned off"
+            )
+        case .retention:
+            series.points = try await retention(scope, days: days, bounds: bounds, now: now)
+            series.notes.append(
+                "cohorts by the start of paying (renewal 0); renewalN is the share that paid renewal n of the eligibleN whose period n−1 had ended by now"
+            )
+        case .ltv:
+            (series.points, series.unconverted) = try await lifetimeValue(scope, days: days, bounds: bounds, now: now)
+            series.notes.append(
+                "cohorts by the day customers were first seen; a window counts only the customers whose window has passed (customersDayN)"
+            )
         case .refundRate:
             let values = try await perInterval(
                 scope, Self.revenue,

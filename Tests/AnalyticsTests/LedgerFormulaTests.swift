@@ -209,6 +209,119 @@ struct LedgerFormulaTests {
         }
     }
 
+    @Test(
+        "cohorts: retention counts only subscriptions that could renew; LTV counts windows that have passed; the free-trials report",
+        arguments: TestDatabase.available)
+    func cohorts(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
+            let jan = try Self.ms("2026-01-01")
+            let now = try Self.ms("2026-04-15")
+            func chain(_ name: String, customer: String, _ bounds: [Int64]) -> [LedgerEntry] {
+                bounds.indices.dropLast().map { k in
+                    var entry = Self.period(
+                        "\(name)\(k)", chain: name, customer: customer, start: bounds[k], end: bounds[k + 1], renewal: k)
+                    entry.nextStart = k + 2 < bounds.count ? bounds[k + 1] : nil
+                    return entry
+                }
+            }
+            // Retention, January's cohort: a renewed twice (and its third period ended), b never, c once.
+            let a = chain("a", customer: "r1", [jan, try Self.ms("2026-02-01"), try Self.ms("2026-03-01"), try Self.ms("2026-04-01")])
+            let b = chain("b", customer: "r2", [jan + 4 * Self.day, try Self.ms("2026-02-05")])
+            let c = chain("c", customer: "r3", [jan + 19 * Self.day, try Self.ms("2026-02-20"), try Self.ms("2026-03-20")])
+            let february = chain("d", customer: "r4", [try Self.ms("2026-02-03"), try Self.ms("2026-03-03")])
+            // LTV: l1 paid on its first day and 31 days later; l2 never paid; l3's purchase was refunded in full.
+            let l1 = [
+                Self.period("l1a", chain: "l1", customer: "l1", start: jan + Self.hour, end: jan + 31 * Self.day),
+                Self.period("l1b", chain: "l1", customer: "l1", start: jan + 31 * Self.day, end: jan + 59 * Self.day, renewal: 1),
+            ]
+            var l3 = Self.period("l3a", customer: "l3", start: jan + 20 * Self.day, end: jan + 50 * Self.day, price: 19990)
+            l3.refundedAt = jan + 24 * Self.day
+            l3.refundAmount = 19990
+            // Free trials: t1 converted on time to another product (then refunded); t2 converted after a billing
+            // issue; t3 was canceled two days in and abandoned.
+            var t1 = Self.period("t1", chain: "t1", customer: "f1", kind: .trial, start: jan, end: jan + 7 * Self.day)
+            t1.nextStart = jan + 7 * Self.day
+            t1.nextRefunded = true
+            let t1Paid = Self.period(
+                "t1p", chain: "t1", customer: "f1", start: jan + 7 * Self.day, end: jan + 372 * Self.day, product: "pro.yearly")
+            var t2 = Self.period("t2", chain: "t2", customer: "f2", kind: .trial, start: jan + Self.day, end: jan + 8 * Self.day)
+            t2.nextStart = jan + 11 * Self.day
+            let t2Paid = Self.period("t2p", chain: "t2", customer: "f2", start: jan + 11 * Self.day, end: jan + 42 * Self.day)
+            var t3 = Self.period("t3", chain: "t3", customer: "f3", kind: .trial, start: jan + 2 * Self.day, end: jan + 9 * Self.day)
+            t3.willRenew = false
+            try await Self.store(a + b + c + february + l1 + [l3, t1, t1Paid, t2, t2Paid, t3], in: database)
+            try await database.writing { session in
+                try await session.insertApp(AppRecord(id: "app_1", bundleId: "com.example", config: "{}", createdAt: 0, updatedAt: 0))
+                for (id, seen) in [("l1", jan), ("l2", jan + 9 * Self.day), ("l3", jan + 19 * Self.day), ("l4", try Self.ms("2026-02-02"))]
+                {
+                    try await session.sql.raw(
+                        "INSERT INTO customers (id, app_id, anonymous, created_at) VALUES (\(bind: id), 'app_1', 0, \(bind: seen))"
+                    ).run()
+                }
+                for (seq, type, original, at) in [
+                    (1, "billing_issue", "t2", jan + 8 * Self.day), (2, "trial_canceled", "t3", jan + 4 * Self.day),
+                ] {
+                    try await session.sql.raw(
+                        """
+                        INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type,
+                            effective_at, payload, recorded_at, tx_order)
+                        VALUES ('app_1', \(bind: "e\(seq)"), \(bind: original), 'f', 'Production', \(bind: type),
+                            \(bind: at), '{}', \(bind: at), 0)
+                        """
+                    ).run()
+                }
+            }
+            let engine = MetricsEngine(database: database)
+            let months = try Self.request("2026-01-01", "2026-03-01", interval: "month")
+
+            let retention = try await engine.series(.retention, months, now: now)
+            // January: a, b, c (and l1, l3, t1p, t2p, whose paying began then too: single periods, l1 renewed once).
+            let jan0 = retention.points[0]
+            #expect(jan0.value == 7)
+            // Renewal 1: every one had the chance (its first period ended); a, c and l1 paid it.
+            #expect(jan0["eligible1"] == 6)  // t1p's year has not ended: no chance yet
+            #expect(jan0["renewal1"] == 3.0 / 6.0)
+            // Renewal 2: a (paid it), c and l1 (their second periods ended): 1 of 3.
+            #expect(jan0["eligible2"] == 3)
+            #expect(jan0["renewal2"] == 1.0 / 3.0)
+            // Renewal 3: only a had a third period, which ended unrenewed.
+            #expect(jan0["eligible3"] == 1)
+            #expect(jan0["renewal3"] == 0)
+            #expect(jan0["eligible4"] == 0)
+            #expect(retention.points[1].value == 1)
+
+            let ltv = try await engine.series(.ltv, months, now: now)
+            let cohort = ltv.points[0]
+            // l1, l2, l3: 19.98 in all, from one paying customer.
+            #expect(cohort["customers"] == 3)
+            #expect(cohort["payingCustomers"] == 1)
+            #expect(cohort.value == 6.66)
+            #expect(cohort["perPayingCustomer"] == 19.98)
+            #expect(cohort["customersDay0"] == 3)
+            #expect(cohort["perCustomerDay0"] == 3.33)
+            #expect(cohort["perPayingCustomerDay0"] == 9.99)
+            // The second payment came 31 days after l1 was first seen: outside day 30, inside day 90 (which l3, first
+            // seen on 20 January, has not finished by 15 April).
+            #expect(cohort["perCustomerDay30"] == 3.33)
+            #expect(cohort["customersDay90"] == 2)
+            #expect(cohort["perCustomerDay90"] == 9.99)
+            #expect(cohort["customersDay180"] == 0)
+            #expect(ltv.points[1]["customers"] == 1)
+
+            let trials = try await engine.series(.freeTrials, months, now: now)
+            let report = trials.points[0]
+            #expect(report.value == 3)
+            #expect(report["converted"] == 2)
+            #expect(report["convertedOnTime"] == 1)
+            #expect(report["convertedAfterBillingIssue"] == 1)
+            #expect(report["canceledDuringTrial"] == 1)
+            #expect(report["averageDaysToCancel"] == 2)
+            #expect(report["convertedToOtherProduct"] == 1)
+            #expect(report["refundedAfterConversion"] == 1)
+            #expect(report["pending"] == 0)
+        }
+    }
+
     @Test("Apple's commission: 30%, 15% from a subscriber's second year (a lapse over 60 days resets it) and in the Small Business Program")
     func commission() throws {
         let catalog = try Catalog(products: [

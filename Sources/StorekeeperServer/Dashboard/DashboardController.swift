@@ -305,23 +305,31 @@ struct DashboardController {
     struct TrialsPage {
         var title = "Free trials"
         var chrome: DashboardChrome
-        var chart: SeriesView
+        var charts: [SeriesView]
         var notes: [String]
     }
 
-    /// Trial cohorts by month over the last twelve months.
+    /// The free-trials report and the trial-conversion cohorts, by month over the last twelve months.
     @Sendable func trials(_ request: Request, context: DashboardContext) async throws -> Response {
         let (_, app, environment, chrome) = try await scope(request, context)
         let today = CalendarDay(containing: core.now)
         let from = today.startOfMonth(addingMonths: -11)
-        let (_, metricRequest) = try MetricQuery.request(
-            metric: Metric.trialConversion.rawValue, app: app, environment: environment, today: today
-        ) { ["from": from.description, "interval": "month"][$0] }
-        let series = try await core.analytics.series(.trialConversion, metricRequest)
-        let href = DashboardPaths.link(DashboardPaths.app(app.id) + "/metrics/trialConversion", [("environment", environment.rawValue)])
-        let page = TrialsPage(
-            chrome: chrome, chart: SeriesView(series, title: "Trial conversion by start month", href: href), notes: series.notes)
-        return DashboardRender.page("trials", page)
+        var charts: [SeriesView] = []
+        var notes: [String] = []
+        for (metric, title) in [
+            (Metric.freeTrials, "Trials started, and what became of them"), (.trialConversion, "Trial conversion by start month"),
+        ] {
+            let (_, metricRequest) = try MetricQuery.request(metric: metric.rawValue, app: app, environment: environment, today: today) {
+                ["from": from.description, "interval": "month"][$0]
+            }
+            let series = try await core.analytics.series(metric, metricRequest)
+            let href = DashboardPaths.link(
+                DashboardPaths.app(app.id) + "/metrics/" + metric.rawValue,
+                [("environment", environment.rawValue), ("from", from.description), ("interval", "month")])
+            charts.append(SeriesView(series, title: title, href: href))
+            notes += series.notes
+        }
+        return DashboardRender.page("trials", TrialsPage(chrome: chrome, charts: charts, notes: notes))
     }
 
     // MARK: - Customers

@@ -87,8 +87,10 @@ struct SeriesView {
         switch (metric, field) {
         case (.mrr, _), (.arr, _), (.revenue, _), (.churn, "mrrAtStart"), (.churn, "mrrLost"): .money
         case (.churn, "value"), (.churn, "revenueChurn"), (.refundRate, "value"), (.refundRate, "revenueRate"),
-            (.trialConversion, "value"), (.trialConversion, "conversionWithinWindow"):
+            (.trialConversion, "value"), (.trialConversion, "conversionWithinWindow"), (.freeTrials, "conversion"):
             .ratio
+        case (.retention, let field) where field.hasPrefix("renewal"): .ratio
+        case (.ltv, let field) where field == "value" || field.hasPrefix("per"): .money
         default: .count
         }
     }

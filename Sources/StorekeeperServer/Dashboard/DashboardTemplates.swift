@@ -133,8 +133,8 @@ enum DashboardTemplates {
     static let trials = """
         {{> header}}
         <h1>Free trials</h1>
-        <p class="note">Trials by the month they started, over the last twelve months: converted, still pending (auto-renew on, not expired) and abandoned add up to the trials.</p>
-        {{#chart}}<section>{{{svg}}}{{> seriesTable}}</section>{{/chart}}
+        <p class="note">Trials by the month they started, over the last twelve months.</p>
+        {{#charts}}<section><h2><a href="{{href}}">{{title}}</a></h2>{{{svg}}}{{> seriesTable}}</section>{{/charts}}
         {{#notes}}<p class="note">{{.}}</p>{{/notes}}
         {{> footer}}
         """
