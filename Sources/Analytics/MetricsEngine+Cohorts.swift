@@ -200,4 +200,87 @@ extension MetricsEngine {
         }
         return (points, unconverted.filter { $0.value != 0 }.mapValues(cents))
     }
+
+    // MARK: - Billing
+
+    /// Billing issues by the interval they began in, and how each ended: recovered on time (within a day: the first
+    /// retry), within the grace period, or in billing retry after access was lost; lost (the subscription expired);
+    /// or not yet resolved. With the revenue of the renewals that recovered.
+    func billing(_ scope: Scope, days: [CalendarDay], bounds: [Int64]) async throws -> [MetricPoint] {
+        guard let first = bounds.first, let last = bounds.last else { return [] }
+        // The subscriptions the request's filters select (product, group, storefront: the ledger knows them).
+        var selected = SQLQueryString("SELECT original_transaction_id FROM ledger WHERE ")
+        selected.appendInterpolation(scope.condition(Self.paid))
+        func events(_ condition: String) -> SQLQueryString {
+            var query = SQLQueryString("SELECT original_transaction_id AS o, type, effective_at AS at FROM events WHERE app_id = ")
+            query.appendInterpolation(bind: scope.appId)
+            query.appendInterpolation(unsafeRaw: " AND environment = ")
+            query.appendInterpolation(bind: scope.environment)
+            query.appendInterpolation(unsafeRaw: " AND retracted_at IS NULL AND \(condition) AND original_transaction_id IN (")
+            query.appendInterpolation(selected)
+            query.appendInterpolation(unsafeRaw: ")")
+            return query
+        }
+        var query = events(
+            "type IN ('billing_issue', 'billing_recovered', 'grace_period_started', 'grace_period_expired', 'subscription_expired')")
+        query.appendInterpolation(unsafeRaw: " AND original_transaction_id IN (SELECT o FROM (")
+        query.appendInterpolation(events("type = 'billing_issue' AND effective_at >= \(first) AND effective_at < \(last)"))
+        // Events of one instant in the order they were recorded (a billing issue before its grace period).
+        query.appendInterpolation(unsafeRaw: ") issues) ORDER BY original_transaction_id, effective_at, seq")
+        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
+        // The paid periods of those subscriptions: the renewal that recovered is the first to start at or after the issue.
+        var paidQuery = SQLQueryString(
+            "SELECT original_transaction_id AS o, start_at AS s, \(unsafeRaw: Self.usd("price")) AS usd FROM ledger WHERE ")
+        paidQuery.appendInterpolation(scope.condition(Self.paid + " AND start_at >= \(first)"))
+        paidQuery.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, start_at")
+        let paidRows = try await database.read { [paidQuery] sql in try await sql.raw(paidQuery).all() }
+        var periods: [String: [(start: Int64, usd: Double)]] = [:]
+        for row in paidRows {
+            periods[try row.decode(column: "o", as: String.self), default: []].append(
+                (try row.decode(column: "s", as: Int64.self), try row.decode(column: "usd", as: Double?.self) ?? 0))
+        }
+        // Per interval: started, on time, within grace, in billing retry, lost, unresolved, recovered revenue.
+        var sums = Array(repeating: Array(repeating: 0.0, count: 7), count: days.count)
+        var open: (original: String, at: Int64, bucket: Int?, grace: Bool, graceExpired: Int64?)?
+        func close(_ outcome: Int, revenue: Double = 0) {
+            if let issue = open, let bucket = issue.bucket {
+                sums[bucket][outcome] += 1
+                sums[bucket][6] += revenue
+            }
+            open = nil
+        }
+        for row in rows {
+            let original = try row.decode(column: "o", as: String.self)
+            let type = try row.decode(column: "type", as: String.self)
+            let at = try row.decode(column: "at", as: Int64.self)
+            if let issue = open, issue.original != original { close(5) }
+            switch type {
+            case "billing_issue" where open == nil:
+                let bucket = Self.bucket(of: at, in: bounds)
+                if let bucket { sums[bucket][0] += 1 }
+                open = (original, at, bucket, false, nil)
+            case "grace_period_started": open?.grace = true
+            case "grace_period_expired": open?.graceExpired = at
+            case "billing_recovered":
+                guard let issue = open else { continue }
+                let outcome =
+                    at - issue.at <= Self.day ? 1 : issue.grace && (issue.graceExpired.map { at <= $0 } ?? true) ? 2 : 3
+                let renewal = periods[original]?.first { $0.start >= issue.at && $0.start <= at }
+                close(outcome, revenue: renewal?.usd ?? 0)
+            case "subscription_expired" where open != nil: close(4)
+            default: continue
+            }
+        }
+        close(5)
+        return zip(days, sums).map { day, v in
+            let recovered = v[1] + v[2] + v[3]
+            return MetricPoint(
+                start: day, value: v[0],
+                fields: [
+                    ("recovered", recovered), ("recoveredOnTime", v[1]), ("recoveredWithinGrace", v[2]), ("recoveredInBillingRetry", v[3]),
+                    ("lost", v[4]), ("unresolved", v[5]), ("recoveryRate", v[0] > 0 ? recovered / v[0] : 0),
+                    ("recoveredRevenue", cents(v[6])),
+                ])
+        }
+    }
 }

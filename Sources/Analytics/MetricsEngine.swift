@@ -129,6 +129,11 @@ public struct MetricsEngine: Sendable {
             series.notes.append(
                 "cohorts by the day customers were first seen; a window counts only the customers whose window has passed (customersDayN)"
             )
+        case .billing:
+            series.points = try await billing(scope, days: days, bounds: bounds)
+            series.notes.append(
+                "cohorts by the start of a billing issue: recovered on time (within a day), within the grace period, or in billing retry; lost when the subscription expired first"
+            )
         case .refundRate:
             let values = try await perInterval(
                 scope, Self.revenue,

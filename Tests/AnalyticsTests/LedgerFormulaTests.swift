@@ -322,6 +322,67 @@ struct LedgerFormulaTests {
         }
     }
 
+    @Test(
+        "billing: issues by start, recovered on time, within grace or in billing retry, lost, unresolved", arguments: TestDatabase.available
+    )
+    func billing(_ kind: TestDatabase) async throws {
+        try await Self.withDatabase(kind) { database in
+            let feb = try Self.ms("2026-02-01")
+            let mar = try Self.ms("2026-03-01")
+            let hour = Self.hour
+            let day = Self.day
+            // Each subscription paid from January; the renewal that recovered starts at or after its issue.
+            var entries: [LedgerEntry] = []
+            for (name, renewal) in [("o1", feb), ("o2", feb + 2 * day), ("o3", feb + 19 * day), ("o4", nil), ("o5", nil), ("o6", nil)]
+                as [(String, Int64?)]
+            {
+                entries.append(Self.period("\(name)a", chain: name, customer: name, start: feb - 31 * day, end: feb))
+                if let renewal {
+                    entries.append(
+                        Self.period("\(name)b", chain: name, customer: name, start: renewal, end: renewal + 30 * day, renewal: 1))
+                }
+            }
+            try await Self.store(entries, in: database)
+            let events: [(String, String, Int64)] = [
+                ("o1", "billing_issue", feb), ("o1", "billing_recovered", feb + 2 * hour),
+                ("o2", "billing_issue", feb + 2 * day), ("o2", "grace_period_started", feb + 2 * day),
+                ("o2", "billing_recovered", feb + 9 * day),
+                ("o3", "billing_issue", feb + 4 * day), ("o3", "grace_period_started", feb + 4 * day),
+                ("o3", "grace_period_expired", feb + 10 * day), ("o3", "billing_recovered", feb + 19 * day),
+                ("o4", "billing_issue", feb + 6 * day), ("o4", "subscription_expired", mar + 19 * day),
+                ("o5", "billing_issue", feb + 8 * day),
+                ("o6", "billing_issue", mar + day),
+            ]
+            try await database.writing { session in
+                for (index, (original, type, at)) in events.enumerated() {
+                    try await session.sql.raw(
+                        """
+                        INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type,
+                            effective_at, payload, recorded_at, tx_order)
+                        VALUES ('app_1', \(bind: "e\(index)"), \(bind: original), \(bind: original), 'Production', \(bind: type),
+                            \(bind: at), '{}', \(bind: at), 0)
+                        """
+                    ).run()
+                }
+            }
+            let engine = MetricsEngine(database: database)
+            let series = try await engine.series(
+                .billing, try Self.request("2026-02-01", "2026-04-01", interval: "month"), now: try Self.ms("2026-04-15"))
+            let february = series.points[0]
+            #expect(february.value == 5)
+            #expect(february["recoveredOnTime"] == 1)
+            #expect(february["recoveredWithinGrace"] == 1)
+            #expect(february["recoveredInBillingRetry"] == 1)
+            #expect(february["recovered"] == 3)
+            #expect(february["lost"] == 1)
+            #expect(february["unresolved"] == 1)
+            #expect(february["recoveryRate"] == 0.6)
+            #expect(february["recoveredRevenue"] == 29.97)
+            #expect(series.points[1].value == 1)
+            #expect(series.points[1]["unresolved"] == 1)
+        }
+    }
+
     @Test("Apple's commission: 30%, 15% from a subscriber's second year (a lapse over 60 days resets it) and in the Small Business Program")
     func commission() throws {
         let catalog = try Catalog(products: [

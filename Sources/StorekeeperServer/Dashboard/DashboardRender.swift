@@ -85,9 +85,10 @@ struct SeriesView {
     /// How a field of a metric reads: money (USD), a ratio, or a count.
     static func kind(_ metric: Metric, _ field: String) -> DashboardFormat.ValueKind {
         switch (metric, field) {
-        case (.mrr, _), (.arr, _), (.revenue, _), (.churn, "mrrAtStart"), (.churn, "mrrLost"): .money
+        case (.mrr, _), (.arr, _), (.revenue, _), (.churn, "mrrAtStart"), (.churn, "mrrLost"), (.billing, "recoveredRevenue"): .money
         case (.churn, "value"), (.churn, "revenueChurn"), (.refundRate, "value"), (.refundRate, "revenueRate"),
-            (.trialConversion, "value"), (.trialConversion, "conversionWithinWindow"), (.freeTrials, "conversion"):
+            (.trialConversion, "value"), (.trialConversion, "conversionWithinWindow"), (.freeTrials, "conversion"),
+            (.billing, "recoveryRate"):
             .ratio
         case (.retention, let field) where field.hasPrefix("renewal"): .ratio
         case (.ltv, let field) where field == "value" || field.hasPrefix("per"): .money
