@@ -180,6 +180,13 @@ extension StorageSession {
         return try await query.orderBy("seq", .descending).limit(limit).all().map(Self.eventRecord)
     }
 
+    /// The latest events about these original transactions, newest first (every committed event).
+    public func latestEvents(app appId: String, originalTransactionIds ids: [String], limit: Int) async throws -> [EventRecord] {
+        guard !ids.isEmpty else { return [] }
+        return try await sql.select().columns(Self.eventColumns).from("events").where("app_id", .equal, appId)
+            .where("original_transaction_id", .in, ids).orderBy("seq", .descending).limit(limit).all().map(Self.eventRecord)
+    }
+
     private func streamQuery(app appId: String, after cursor: EventCursor, settledOnly: Bool = true) -> SQLSelectBuilder {
         var query = sql.select().columns(Self.eventColumns).from("events")
             .where("app_id", .equal, appId)

@@ -113,6 +113,10 @@ struct DashboardTests {
                 [("email", "ops@example.com"), ("password", Self.password), ("csrf", "f00")], cookie: Self.cookie(page))
             let forged = try await client.execute(uri: "/dashboard/sign-in", method: .post, headers: headers, body: body)
             #expect(forged.status == .forbidden)
+            let (bigHeaders, bigBody) = Self.form([("email", String(repeating: "a", count: 20_000))], cookie: Self.cookie(page))
+            let big = try await client.execute(uri: "/dashboard/sign-in", method: .post, headers: bigHeaders, body: bigBody)
+            #expect(big.status == .contentTooLarge)
+            #expect(String(buffer: big.body).contains("a form is at most 16 KB"))
             let (noSession, noSessionBody) = Self.form(
                 [("email", "ops@example.com"), ("password", Self.password), ("csrf", "")], cookie: nil)
             #expect(

@@ -70,7 +70,7 @@ public struct CustomerInspection: Sendable {
                 customer, try await session.appUserIds(customer: customerId), originals,
                 try await session.transactionVersions(app: app.id, originalTransactionIds: originals),
                 try await session.notifications(app: app.id, originalTransactionIds: originals),
-                try await session.events(app: app.id, originalTransactionIds: originals, after: .start, limit: Self.timelineLimit)
+                try await session.latestEvents(app: app.id, originalTransactionIds: originals, limit: Self.timelineLimit)
             )
         }
         guard let (customer, names, _, transactions, notifications, events) = stored else { return nil }

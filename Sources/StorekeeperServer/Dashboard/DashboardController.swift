@@ -4,6 +4,7 @@ import Entitlements
 import Foundation
 import Hummingbird
 import HummingbirdAuth
+import NIOCore
 import StorekeeperCore
 
 /// `/dashboard`: sign-in and sign-out, then the pages of the apps a user may see. Every number comes from the same
@@ -121,7 +122,12 @@ struct DashboardController {
 
     static func form<Form: Decodable>(_ type: Form.Type, _ request: Request, _ context: DashboardContext) async throws -> Form {
         var request = request
-        let body = try await request.collectBody(upTo: Self.maxFormBytes)
+        let body: ByteBuffer
+        do { body = try await request.collectBody(upTo: Self.maxFormBytes) } catch let error as any HTTPResponseError
+            where error.status == .contentTooLarge
+        {
+            throw ErrorResponse(.contentTooLarge, "payload_too_large", "a form is at most \(Self.maxFormBytes / 1024) KB")
+        }
         do {
             return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
         } catch {
