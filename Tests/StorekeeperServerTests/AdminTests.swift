@@ -122,6 +122,8 @@ struct AdminTests {
             // An alias on two lines; an unknown configuration field; a product with an empty group.
             try await refused("/v1/customers/ann/alias", .post, body: #"{"alias":"a\nb"}"#, field: "alias")
             try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"transferPolicyy":"keep"}"#, field: "transferPolicyy")
+            // Apple's app ids are positive (the schema's minimum: Schemathesis found 0 accepted).
+            try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"appAppleId":0}"#, field: "appAppleId")
             let badGroup = try await client.execute(
                 uri: "/v1/apps/\(h.app.appId)/products", method: .put, headers: secret,
                 body: ByteBuffer(string: #"{"products":[{"id":"coins","type":"consumable","group":""}]}"#))

@@ -103,6 +103,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             throw .invalidInput(
                 field: "environments", "unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
         }
+        if let appAppleId, appAppleId < 1 {
+            throw .invalidInput(field: "appAppleId", "an appAppleId is Apple's positive id of the app, not \(appAppleId)")
+        }
         if environments.contains(Environment.production.rawValue), appAppleId == nil {
             throw .invalidInput(field: "appAppleId", "an appAppleId is required to accept Production data")
         }
