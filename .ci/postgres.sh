@@ -15,6 +15,12 @@ version=$(ls /usr/lib/postgresql | sort -V | tail -1)
 if ! pg_lsclusters -h | grep -q "^$version $cluster "; then
     pg_createcluster "$version" "$cluster" -p "$port" >&2
 fi
+# The tests run in parallel, each with a database of its own and a pool of up to 8 connections (4 per core): the
+# default 100 ran out ("too many clients already", answered 503, which the end-to-end tests saw as lost deliveries).
+if [ "$(pg_conftool -s "$version" "$cluster" show max_connections 2>/dev/null || true)" != "400" ]; then
+    pg_conftool "$version" "$cluster" set max_connections 400 >&2
+    pg_ctlcluster "$version" "$cluster" stop >&2 2>/dev/null || true
+fi
 pg_ctlcluster "$version" "$cluster" start >&2 2>/dev/null || true
 for _ in $(seq 1 30); do
     pg_isready -h 127.0.0.1 -p "$port" -q && break
