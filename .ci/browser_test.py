@@ -48,6 +48,14 @@ driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opti
 driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
 
 
+def wait_for_url(fragment, seconds=10):
+    """A click that submits a form returns before the next page has loaded: wait for it."""
+    deadline = time.time() + seconds
+    while fragment not in driver.current_url and time.time() < deadline:
+        time.sleep(0.05)
+    return fragment in driver.current_url
+
+
 def console_errors(page):
     for entry in driver.get_log("browser"):
         if entry["level"] == "SEVERE":
@@ -82,6 +90,9 @@ try:
 
     # A wrong password fails, and says so.
     sign_in("not the password at all")
+    deadline = time.time() + 10
+    while "Wrong email or password." not in driver.page_source and time.time() < deadline:
+        time.sleep(0.05)
     check("/dashboard/sign-in" in driver.current_url, "a wrong password left the sign-in page")
     check("Wrong email or password." in driver.page_source, "a wrong password did not say so")
     for entry in driver.get_log("browser"):  # the 401 itself is logged by Chromium as a failed resource: expected
@@ -89,6 +100,7 @@ try:
 
     # The right one opens the page asked for.
     sign_in(password)
+    wait_for_url(overview_path)
     check(driver.current_url.endswith(overview_path), f"after sign-in: expected the overview, got {driver.current_url}")
     console_errors("overview")
 
@@ -148,17 +160,19 @@ try:
     raw_link = driver.find_element(By.LINK_TEXT, "raw")
     name = driver.find_element(By.TAG_NAME, "h1").text.removeprefix("Customer ")
     raw_link.click()
+    wait_for_url("/raw/")
     console_errors("raw")
     check(driver.find_elements(By.CSS_SELECTOR, "pre"), "the raw page shows no data")
     open_page(f"/dashboard/apps/{app}/customers?environment={environment}")
     driver.find_element(By.NAME, "q").send_keys(name)
     driver.find_element(By.CSS_SELECTOR, "form.controls button").click()
+    wait_for_url("/customers/")
     check(driver.find_element(By.TAG_NAME, "h1").text == f"Customer {name}", f"searching {name} did not open the customer")
     console_errors("customer search")
 
     # Sign out: the session ends.
     driver.find_element(By.CSS_SELECTOR, "header form button").click()
-    check("/dashboard/sign-in" in driver.current_url, "sign-out did not return to the sign-in page")
+    check(wait_for_url("/dashboard/sign-in"), "sign-out did not return to the sign-in page")
     driver.get(base + overview_path)
     check("/dashboard/sign-in" in driver.current_url, "after sign-out a page still opened")
 finally:
