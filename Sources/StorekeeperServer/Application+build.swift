@@ -50,7 +50,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
 
     let dashboard = DashboardController(core: core)
     let cookie = SessionCookieParameters(
-        name: "storekeeper_session", path: DashboardPaths.root, secure: secureCookies, sameSite: .strict)
+        name: OpenAPIDocument.sessionCookie, path: DashboardPaths.root, secure: secureCookies, sameSite: .strict)
     let pages = router.group(RouterPath(DashboardPaths.root), context: DashboardContext.self)
         .add(middleware: DashboardPageMiddleware(logger: core.logger))
         .add(

@@ -65,7 +65,9 @@ struct DashboardTests {
     func signInAndOut(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         _ = try await Self.user(h)
-        try await h.application().test(.router) { client in
+        try await h.application().test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let anonymous = try await Self.get(client, "/dashboard/apps/\(h.app.appId)", cookie: nil)
             #expect(anonymous.status == .seeOther)
             #expect(anonymous.headers[.location] == "/dashboard/sign-in?next=%2Fdashboard%2Fapps%2F\(h.app.appId)")
@@ -107,7 +109,9 @@ struct DashboardTests {
     func csrfOnSignIn(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         _ = try await Self.user(h)
-        try await h.application().test(.router) { client in
+        try await h.application().test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let page = try await client.execute(uri: "/dashboard/sign-in", method: .get)
             let (headers, body) = Self.form(
                 [("email", "ops@example.com"), ("password", Self.password), ("csrf", "f00")], cookie: Self.cookie(page))
@@ -150,7 +154,9 @@ struct DashboardTests {
         // Over HTTP the lock is a 429 with Retry-After.
         h.clock.set(at(2))
         for _ in 1...4 { _ = try await accounts.signIn(email: "ops@example.com", password: "wrong password") }
-        try await h.application().test(.router) { client in
+        try await h.application().test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let locked = try await Self.signIn(client, email: "ops@example.com", password: "wrong password")
             #expect(locked.response.status == .tooManyRequests)
             #expect(locked.response.headers[.retryAfter] == "60")
@@ -196,7 +202,9 @@ struct DashboardTests {
         let h = try await Harness.make(database)
         let other = try await h.core.administration.create(Harness.config(bundle: "com.example.other"))
         _ = try await Self.user(h)
-        try await h.application().test(.router) { client in
+        try await h.application().test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let (_, cookie) = try await Self.signIn(client, email: "ops@example.com", password: Self.password)
             let list = String(buffer: try await Self.get(client, "/dashboard", cookie: cookie).body)
             #expect(list.contains(h.app.appId) && !list.contains(other.appId))
@@ -218,7 +226,9 @@ struct DashboardTests {
         h.clock.set(at(40))
         let purchase = Purchase(transactionId: "700", originalTransactionId: "700", purchase: at(35), expires: at(65), signed: at(35))
         let signed = try purchase.signed()
-        try await h.application().test(.router) { client in
+        try await h.application().test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let posted = try await client.execute(
                 uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
                 body: body(["signedTransaction": signed]))
@@ -289,11 +299,15 @@ struct DashboardTests {
     func sharedSessions(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         _ = try await Self.user(h)
-        let cookie = try await h.application().test(.router) { client in
-            try await Self.signIn(client, email: "ops@example.com", password: Self.password).cookie
+        let cookie = try await h.application().test(.router) { base -> String? in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
+            return try await Self.signIn(client, email: "ops@example.com", password: Self.password).cookie
         }
         let second = try await Harness.openCore(h.core.database.location, clock: h.clock)
-        try await Harness.application(second).test(.router) { client in
+        try await Harness.application(second).test(.router) { base in
+            // Every answer is checked against the OpenAPI document, as the API tests do.
+            let client = ConformingClient(base: base)
             let response = try await Self.get(client, "/dashboard/apps/\(h.app.appId)", cookie: cookie)
             #expect(response.status == .ok)
         }

@@ -53,21 +53,28 @@ struct OpenAPIConformance: Sendable {
             return ["\(method) \(template): status \(response.status.code) is not documented"]
         }
         let resolved = resolve(documented)
-        guard let content = resolved["content"] as? [String: Any], let json = content["application/json"] as? [String: Any] else {
-            return []
-        }
         let place = "\(method) \(template) \(response.status.code)"
-        guard response.headers[.contentType]?.hasPrefix("application/json") == true else {
-            return ["\(place): content type \(response.headers[.contentType] ?? "none"), documented application/json"]
+        var problems: [String] = []
+        for (name, header) in resolved["headers"] as? [String: Any] ?? [:]
+        where (resolve(header as? [String: Any] ?? [:])["required"] as? Bool) == true
+            && response.headers[values: HTTPField.Name(name) ?? .contentType].isEmpty
+        {
+            problems.append("\(place): the required header \(name) is missing")
         }
-        guard let schema = json["schema"] as? [String: Any] else { return [] }
+        guard let content = resolved["content"] as? [String: Any] else { return problems }
+        // The answer's media type must be one the document lists; a JSON body must fit its schema.
+        let mediaType = String((response.headers[.contentType] ?? "").prefix { $0 != ";" })
+        guard let documentedMedia = content[mediaType] as? [String: Any] else {
+            return problems + ["\(place): content type \(mediaType.isEmpty ? "none" : mediaType), documented \(content.keys.sorted())"]
+        }
+        guard mediaType == "application/json", let schema = documentedMedia["schema"] as? [String: Any] else { return problems }
         let value: JSONValue
         do {
             value = try JSONDecoder().decode(JSONValue.self, from: Data(response.body.readableBytesView))
         } catch {
-            return ["\(place): the body is not JSON"]
+            return problems + ["\(place): the body is not JSON"]
         }
-        return check(value, schema, at: place + " $")
+        return problems + check(value, schema, at: place + " $")
     }
 
     func resolve(_ object: [String: Any]) -> [String: Any] {

@@ -45,10 +45,11 @@ extension OpenAPIDocument {
                     ])),
         ])
 
-    /// The core paths, then the analytics ones.
+    /// The core paths, then the analytics ones and the dashboard's pages.
     static var allPaths: OpenAPI.PathItem.Map {
         var all = paths
         for (path, item) in analyticsPaths { all[path] = item }
+        for (path, item) in dashboardPaths { all[path] = item }
         return all
     }
 

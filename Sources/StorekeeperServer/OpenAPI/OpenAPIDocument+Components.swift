@@ -58,10 +58,14 @@ extension OpenAPIDocument {
                     description: "Events per page."),
             ],
             securitySchemes: [
+                "dashboardSession": .b(
+                    .apiKey(
+                        name: sessionCookie, location: .cookie,
+                        description: "The dashboard's session, set by POST /dashboard/sign-in (HttpOnly, SameSite=Strict).")),
                 "apiKey": .b(
                     .http(
                         scheme: "bearer",
-                        description: "pk_<id>_<secret> (customer endpoints) or sk_<id>_<secret> (all endpoints of its app)"))
+                        description: "pk_<id>_<secret> (customer endpoints) or sk_<id>_<secret> (all endpoints of its app)")),
             ])
     }
 
