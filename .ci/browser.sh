@@ -17,30 +17,18 @@ fi
 venv=$repo/.build/browser-venv
 .ci/venv.sh "$venv" selenium "selenium==4.45.0"
 
-work=$(mktemp -d)
-server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; }
-trap cleanup EXIT
-cd "$work"
+source .ci/lib.sh
+enter_work_folder
 db="$work/browser.sqlite"
 
-"$bin" simulate ca --state "$work/sim" --export root.der > /dev/null
-"$bin" simulate catalog > catalog.json
-"$bin" apps create --database-url "$db" --bundle-id com.example.browser --environment sandbox --trusted-root root.der \
-    --catalog catalog.json > app.json
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+simulated_app "$bin" "$db" com.example.browser app.json
 app=$(field app.json appId); secret=$(field app.json secretKey)
 email=browser@example.com
 password="browser-test-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
 echo "$password" | "$bin" users create --database-url "$db" --email "$email" --apps "$app" --password-stdin > /dev/null
 "$bin" simulate rates > rates.csv
 "$bin" rates import --database-url "$db" rates.csv > /dev/null
-
-("$bin" serve --database-url "$db" --port 0 --reconcile-interval 0 > serve.log 2>&1) &
-server=$!
-for _ in $(seq 1 100); do grep -q "listening on" serve.log 2>/dev/null && break; sleep 0.1; done
-port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' serve.log)
-base="http://127.0.0.1:$port"
+start_server "$bin" "$db"
 
 "$bin" simulate population --state "$work/sim" --customers 40 --days 60 --seed 11 --bundle-id com.example.browser \
     --webhook "$base/v1/apps/$app/notifications/appstore" > population.log 2>&1 || { cat population.log; exit 1; }

@@ -12,30 +12,17 @@ budget=${SCHEMATHESIS_MAX_TIME:-60}   # seconds per caller
 venv=$repo/.build/ci-venv
 .ci/venv.sh "$venv" schemathesis "schemathesis==4.32.5" "PyYAML==6.0.3"
 
-work=$(mktemp -d)
-server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; wait 2>/dev/null || true; }
-trap cleanup EXIT
-cd "$work"
+source .ci/lib.sh
+enter_work_folder
 db="$work/conformance.sqlite"
 
 # The document is YAML that a YAML library other than ours reads.
 # Two apps trusting the simulator's CA; the first gets a population of simulated customers.
-"$bin" simulate ca --state "$work/sim" --export root.der > /dev/null
-"$bin" simulate catalog > catalog.json
-"$bin" apps create --database-url "$db" --bundle-id com.example.first --environment sandbox --trusted-root root.der \
-    --catalog catalog.json > first.json
-"$bin" apps create --database-url "$db" --bundle-id com.example.other --environment sandbox --trusted-root root.der \
-    --catalog catalog.json > other.json
-field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
+simulated_app "$bin" "$db" com.example.first first.json
+simulated_app "$bin" "$db" com.example.other other.json
 first_app=$(field first.json appId); first_public=$(field first.json publicKey); first_secret=$(field first.json secretKey)
 other_app=$(field other.json appId); other_secret=$(field other.json secretKey)
-
-("$bin" serve --database-url "$db" --port 0 --reconcile-interval 0 > serve.log 2>&1) &
-server=$!
-for _ in $(seq 1 100); do grep -q "listening on" serve.log 2>/dev/null && break; sleep 0.1; done
-port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' serve.log)
-base="http://127.0.0.1:$port"
+start_server "$bin" "$db"
 
 curl -sf "$base/openapi.yaml" > openapi.yaml
 "$venv/bin/python" -c "import sys, yaml; yaml.safe_load(open(sys.argv[1]))" openapi.yaml
@@ -48,30 +35,63 @@ curl -sf "$base/openapi.yaml" > openapi.yaml
     --webhook "$base/v1/apps/$first_app/notifications/appstore" --verify-with "$first_secret" > population.log 2>&1 \
     || { cat population.log; exit 1; }
 grep "verified metrics" population.log
-run() { # name, key, appId, schemathesis's own options…
-    local name=$1 key=$2 app=$3
-    shift 3
+run() { # name, appId, extra expected statuses (comma-separated, may be empty), extra TOML, schemathesis's options…
+    local name=$1 app=$2 extra=$3 toml=$4
+    shift 4
     echo "== Schemathesis as $name"
     cat > "schemathesis-$name.toml" <<TOML
 [checks.positive_data_acceptance]
 # Valid signed data cannot be described by a schema (it takes Apple's signature): a well-formed but unsigned payload
 # is 400, and so is a catalog or configuration the schema allows but the app's rules refuse (a group without period).
 # 304 answers If-None-Match.
-expected-statuses = ["2xx", 304, 400, 401, 403, 404, 409]
+expected-statuses = ["2xx", 304, 400, 401, 403, 404, 409${extra:+, $extra}]
 
 [parameters]
 "path.appId" = "$app"
+# The extra TOML goes on here: its first lines (before a table) are more parameters.
+$toml
 TOML
     "$venv/bin/schemathesis" --config-file "schemathesis-$name.toml" run "$base/openapi.yaml" --url "$base" \
-        --checks all --max-time "$budget" --workers 2 --seed 42 \
-        -H "Authorization: Bearer $key" --report har --report-dir "reports-$name" --no-color "$@"
+        --checks all --max-time "$budget" --workers 2 --seed 42 --report har --report-dir "reports-$name" --no-color "$@"
 }
 
-# Key rotation revokes the key the run uses: it gets a run of its own, last.
-run secret "$first_secret" "$first_app" --exclude-path-regex 'keys/rotate$'
-run public "$first_public" "$first_app"
-run other-app "$other_secret" "$first_app"
-run rotation "$first_secret" "$first_app" --include-path-regex 'keys/rotate$'
+# The dashboard as a signed-in user (a session cookie from the sign-in form, as a browser gets it), first, while the
+# app is as created (the key runs PATCH its configuration): a valid form without this session's token is 403, a search
+# with one match and a signed-in sign-in page redirect (303), a lock is 429, a form over 16 KB is 413.
+dashboard_password="conformance-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
+echo "$dashboard_password" | "$bin" users create --database-url "$db" --email conformance@example.com --apps "$first_app" \
+    --password-stdin > /dev/null
+jar="$work/cookies.txt"
+csrf=$(curl -sf -c "$jar" "$base/dashboard/sign-in" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+curl -sf -o /dev/null -b "$jar" -c "$jar" --data-urlencode "email=conformance@example.com" \
+    --data-urlencode "password=$dashboard_password" --data-urlencode "csrf=$csrf" "$base/dashboard/sign-in"
+session=$(awk '$6 == "storekeeper_session" { print $7 }' "$jar" | tail -1)
+[ -n "$session" ] || { echo "could not sign in to the dashboard"; exit 1; }
+# A customer and a transaction of the population, so that those pages are fuzzed past their 404.
+page() { curl -sf -H "Cookie: storekeeper_session=$session" "$base/dashboard/apps/$first_app/$1"; }
+customer= fact=
+for candidate in $(page events | grep -o 'customers/cus_[^?"]*' | cut -d/ -f2 | sort -u); do
+    fact=$(page "customers/$candidate" | grep -o 'raw/[^?"]*' | head -1 | cut -d/ -f2 || true)
+    if [ -n "$fact" ]; then customer=$candidate; break; fi
+done
+[ -n "$customer" ] && [ -n "$fact" ] || { echo "no customer or transaction to show in the dashboard"; exit 1; }
+# The cookie is the document's dashboardSession scheme, so that Schemathesis also sends requests without it: a page
+# without its session answers by redirecting (303) to the sign-in page, as a browser needs, not with a 401.
+run dashboard "$first_app" "303, 413, 429" "\"path.customerId\" = \"$customer\"
+\"path.factId\" = \"$fact\"
+
+[checks.negative_data_rejection]
+expected-statuses = [303, 400, 401, 403, 404, 405, 406, 409, 413, 415, 422, 428, 429]
+
+[auth.openapi.dashboardSession]
+api_key = \"$session\"" --include-path-regex '^/dashboard'
+
+# The API as its callers: the dashboard's pages take a session cookie, not a key (their own run, above). Key rotation
+# revokes the key the run uses: it gets a run of its own, last of the key runs.
+run secret "$first_app" "" "" -H "Authorization: Bearer $first_secret" --exclude-path-regex '(keys/rotate$|^/dashboard)'
+run public "$first_app" "" "" -H "Authorization: Bearer $first_public" --exclude-path-regex '^/dashboard'
+run other-app "$first_app" "" "" -H "Authorization: Bearer $other_secret" --exclude-path-regex '^/dashboard'
+run rotation "$first_app" "" "" -H "Authorization: Bearer $first_secret" --include-path-regex 'keys/rotate$'
 
 # Another app's key: no answer may carry the first app's data (its id, bundle id or keys).
 "$venv/bin/python" - "$work/reports-other-app" "$first_app" com.example.first "$first_secret" "$first_public" <<'PY'
