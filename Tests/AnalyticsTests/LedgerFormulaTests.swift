@@ -53,6 +53,22 @@ struct LedgerFormulaTests {
         }
     }
 
+    /// Subscription events as the event stream stores them (only what the cohort metrics read).
+    static func insertEvents(_ events: [(original: String, type: String, at: Int64)], in database: StorageDatabase) async throws {
+        try await database.writing { session in
+            for (index, event) in events.enumerated() {
+                try await session.sql.raw(
+                    """
+                    INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type,
+                        effective_at, payload, recorded_at, tx_order)
+                    VALUES ('app_1', \(bind: "e\(index)"), \(bind: event.original), \(bind: event.original), 'Production',
+                        \(bind: event.type), \(bind: event.at), '{}', \(bind: event.at), 0)
+                    """
+                ).run()
+            }
+        }
+    }
+
     static func request(_ from: String, _ to: String, interval: String = "day", tz: String? = nil) throws -> MetricRequest {
         try MetricRequest(appId: "app_1", from: from, to: to, interval: interval, timeZone: tz)
     }
@@ -258,19 +274,9 @@ struct LedgerFormulaTests {
                         "INSERT INTO customers (id, app_id, anonymous, created_at) VALUES (\(bind: id), 'app_1', 0, \(bind: seen))"
                     ).run()
                 }
-                for (seq, type, original, at) in [
-                    (1, "billing_issue", "t2", jan + 8 * Self.day), (2, "trial_canceled", "t3", jan + 4 * Self.day),
-                ] {
-                    try await session.sql.raw(
-                        """
-                        INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type,
-                            effective_at, payload, recorded_at, tx_order)
-                        VALUES ('app_1', \(bind: "e\(seq)"), \(bind: original), 'f', 'Production', \(bind: type),
-                            \(bind: at), '{}', \(bind: at), 0)
-                        """
-                    ).run()
-                }
             }
+            try await Self.insertEvents(
+                [("t2", "billing_issue", jan + 8 * Self.day), ("t3", "trial_canceled", jan + 4 * Self.day)], in: database)
             let engine = MetricsEngine(database: database)
             let months = try Self.request("2026-01-01", "2026-03-01", interval: "month")
 
@@ -343,7 +349,7 @@ struct LedgerFormulaTests {
                 }
             }
             try await Self.store(entries, in: database)
-            let events: [(String, String, Int64)] = [
+            let events: [(original: String, type: String, at: Int64)] = [
                 ("o1", "billing_issue", feb), ("o1", "billing_recovered", feb + 2 * hour),
                 ("o2", "billing_issue", feb + 2 * day), ("o2", "grace_period_started", feb + 2 * day),
                 ("o2", "billing_recovered", feb + 9 * day),
@@ -353,18 +359,7 @@ struct LedgerFormulaTests {
                 ("o5", "billing_issue", feb + 8 * day),
                 ("o6", "billing_issue", mar + day),
             ]
-            try await database.writing { session in
-                for (index, (original, type, at)) in events.enumerated() {
-                    try await session.sql.raw(
-                        """
-                        INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type,
-                            effective_at, payload, recorded_at, tx_order)
-                        VALUES ('app_1', \(bind: "e\(index)"), \(bind: original), \(bind: original), 'Production', \(bind: type),
-                            \(bind: at), '{}', \(bind: at), 0)
-                        """
-                    ).run()
-                }
-            }
+            try await Self.insertEvents(events, in: database)
             let engine = MetricsEngine(database: database)
             let series = try await engine.series(
                 .billing, try Self.request("2026-02-01", "2026-04-01", interval: "month"), now: try Self.ms("2026-04-15"))

@@ -10,6 +10,9 @@ public struct TimelineEntry: Sendable, Hashable {
     public var kind: Kind
     public var title: String
     public var detail: String
+    /// The money it names, in milliunits of `currency` (a purchase's or an event's price).
+    public var price: Int64?
+    public var currency: String?
     public var environment: String
     /// The transaction id or notification UUID whose raw signed data can be shown.
     public var rawId: String?
@@ -77,31 +80,31 @@ public struct CustomerInspection: Sendable {
         let state = try await reads.state(customerId: customerId, app: app, environment: environment).state()
         var timeline: [TimelineEntry] = []
         for event in events {
-            let decoded = try? JSONDecoder().decode(SubscriptionEvent.self, from: Data(event.payload.utf8))
-            var detail = [decoded?.productId, decoded?.reason, decoded?.fromProductId.map { "from \($0)" }].compactMap { $0 }
-            if let price = decoded?.price, let currency = decoded?.currency { detail.append(Self.money(price, currency)) }
+            let decoded = try? Self.decoder.decode(SubscriptionEvent.self, from: Data(event.payload.utf8))
+            let detail = [decoded?.productId, decoded?.reason, decoded?.fromProductId.map { "from \($0)" }].compactMap { $0 }
             timeline.append(
                 TimelineEntry(
                     at: event.effectiveAt, kind: .event, title: event.type, detail: detail.joined(separator: " · "),
-                    environment: event.environment, rawId: nil, retracted: event.retractedAt != nil))
+                    price: decoded?.price, currency: decoded?.currency, environment: event.environment, rawId: nil,
+                    retracted: event.retractedAt != nil))
         }
         for transaction in transactions {
             var detail = [transaction.productId, "via \(transaction.source.rawValue)"]
-            if let price = transaction.price, let currency = transaction.currency { detail.append(Self.money(price, currency)) }
             if transaction.revocationDate != nil { detail.append("revoked") }
             timeline.append(
                 TimelineEntry(
                     at: transaction.purchaseDate ?? transaction.signedDate, kind: .transaction,
                     title: "transaction \(transaction.transactionId)", detail: detail.joined(separator: " · "),
-                    environment: transaction.environment, rawId: transaction.transactionId, retracted: false))
+                    price: transaction.price, currency: transaction.currency, environment: transaction.environment,
+                    rawId: transaction.transactionId, retracted: false))
         }
         for notification in notifications {
             timeline.append(
                 TimelineEntry(
                     at: notification.signedDate, kind: .notification,
                     title: [notification.notificationType, notification.subtype].compactMap { $0 }.joined(separator: " / "),
-                    detail: notification.notificationUUID, environment: notification.environment, rawId: notification.notificationUUID,
-                    retracted: false))
+                    detail: notification.notificationUUID, price: nil, currency: nil, environment: notification.environment,
+                    rawId: notification.notificationUUID, retracted: false))
         }
         timeline.sort { ($0.at, $0.kind.rawValue) > ($1.at, $1.kind.rawValue) }
         return CustomerDossier(
@@ -142,7 +145,7 @@ public struct CustomerInspection: Sendable {
         }
         return try records.map { record in
             do {
-                let event = try JSONDecoder().decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
+                let event = try Self.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
                 return (record.seq ?? 0, event, record.customerId, record.recordedAt, record.retractedAt != nil)
             } catch {
                 throw StorekeeperError.internalError("stored event \(record.eventId) does not decode")
@@ -150,12 +153,8 @@ public struct CustomerInspection: Sendable {
         }
     }
 
-    /// Milliunits as units with two decimals (rounded half up) and the currency: `9.99 EUR`.
-    static func money(_ milliunits: Int64, _ currency: String) -> String {
-        let cents = (milliunits.magnitude + 5) / 10
-        let fraction = cents % 100
-        return "\(milliunits < 0 ? "-" : "")\(cents / 100).\(fraction < 10 ? "0" : "")\(fraction) \(currency)"
-    }
+    /// Stored events decode with one decoder (it holds no state between calls).
+    private static let decoder = JSONDecoder()
 
     /// JSON with sorted keys and indentation; the text itself when it is not JSON.
     static func pretty(_ json: String) -> String {

@@ -401,6 +401,7 @@ struct DashboardController {
             var kind: String
             var title: String
             var detail: String
+            var price: String
             var environment: String
             var rawHref: String?
             var retracted: Bool
@@ -456,8 +457,8 @@ struct DashboardController {
             timeline: dossier.timeline.map {
                 .init(
                     at: DashboardFormat.instant($0.at), kind: $0.kind.rawValue, title: $0.title, detail: $0.detail,
-                    environment: $0.environment,
-                    rawHref: $0.rawId.map(rawHref), retracted: $0.retracted)
+                    price: $0.price == nil ? "" : DashboardFormat.money(milliunits: $0.price, currency: $0.currency),
+                    environment: $0.environment, rawHref: $0.rawId.map(rawHref), retracted: $0.retracted)
             })
         return DashboardRender.page("customer", page)
     }
@@ -543,7 +544,7 @@ struct DashboardController {
             EventsPage.Row(
                 effective: DashboardFormat.instant(item.event.effectiveAt.millisecondsSince1970), type: item.event.type.rawValue,
                 product: item.event.productId ?? "–",
-                price: item.event.price.map { DashboardFormat.money(Double($0) / 1000) + " " + (item.event.currency ?? "") } ?? "–",
+                price: DashboardFormat.money(milliunits: item.event.price, currency: item.event.currency),
                 customerId: item.customerId,
                 customerHref: DashboardPaths.link(
                     base + "/customers/" + DashboardPaths.pathEscaped(item.customerId), [("environment", environment.rawValue)]),

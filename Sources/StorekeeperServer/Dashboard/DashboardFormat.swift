@@ -6,6 +6,12 @@ enum DashboardFormat {
     /// `1,234.56`: two decimals, thousands grouped.
     static func money(_ value: Double) -> String { grouped(value, decimals: 2) }
 
+    /// Apple's milliunits with their currency: `1,234.99 EUR`; a dash without a price.
+    static func money(milliunits: Int64?, currency: String?) -> String {
+        guard let milliunits else { return "–" }
+        return money(Double(milliunits) / 1000) + (currency.map { " " + $0 } ?? "")
+    }
+
     /// `1,234`, or `1,234.5` when the value is not whole.
     static func count(_ value: Double) -> String { grouped(value, decimals: value == value.rounded() ? 0 : 1) }
 

@@ -163,8 +163,8 @@ enum DashboardTemplates {
         {{#hasOthers}}<h3>Other purchases</h3><table><thead><tr><th>Product</th><th>Type</th><th>Purchased</th><th>Active</th></tr></thead>
         <tbody>{{#others}}<tr><td>{{product}}</td><td>{{type}}</td><td>{{purchased}}</td><td>{{active}}</td></tr>{{/others}}</tbody></table>{{/hasOthers}}
         </section>
-        <section><h2>Timeline</h2><table><thead><tr><th>When</th><th>What</th><th>Detail</th><th>Environment</th><th></th></tr></thead>
-        <tbody>{{#timeline}}<tr{{#retracted}} class="retracted"{{/retracted}}><td>{{at}}</td><td>{{kind}}: {{title}}</td><td>{{detail}}</td><td>{{environment}}</td><td>{{#rawHref}}<a href="{{rawHref}}">raw</a>{{/rawHref}}</td></tr>{{/timeline}}</tbody></table></section>
+        <section><h2>Timeline</h2><table><thead><tr><th>When</th><th>What</th><th>Detail</th><th class="n">Price</th><th>Environment</th><th></th></tr></thead>
+        <tbody>{{#timeline}}<tr{{#retracted}} class="retracted"{{/retracted}}><td>{{at}}</td><td>{{kind}}: {{title}}</td><td>{{detail}}</td><td class="n">{{price}}</td><td>{{environment}}</td><td>{{#rawHref}}<a href="{{rawHref}}">raw</a>{{/rawHref}}</td></tr>{{/timeline}}</tbody></table></section>
         {{> footer}}
         """
 

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import ServiceLifecycle
 import Storage
+import StorekeeperCore
 
 /// Hummingbird's key-value persistence over the database (table `sessions`), so that the dashboard's sessions are
 /// shared by every server on it and survive a restart. Values are stored as JSON; expired keys read as absent and are
@@ -16,13 +17,9 @@ struct DatabasePersistDriver: PersistDriver {
     private static let encoder = JSONEncoder()
     private static let decoder = JSONDecoder()
 
-    private var now: Int64 { Int64((clock().timeIntervalSince1970 * 1000).rounded()) }
+    private var now: Int64 { clock().millisecondsSince1970 }
 
-    private func expiry(_ expires: Duration?) -> Int64? {
-        guard let expires else { return nil }
-        let (seconds, attoseconds) = expires.components
-        return now + seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
+    private func expiry(_ expires: Duration?) -> Int64? { expires.map { now + $0.wholeMilliseconds } }
 
     func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let json = try String(decoding: Self.encoder.encode(value), as: UTF8.self)

@@ -29,15 +29,15 @@ struct SVGChart {
             <svg class="chart" role="img" aria-labelledby="\(titleId)" viewBox="0 0 \(Int(Self.width)) \(Int(Self.height))" \
             xmlns="http://www.w3.org/2000/svg"><title id="\(titleId)">\(DashboardFormat.escaped(title))</title>
             """
-        var tick = low
-        while tick <= high + step / 2 {
+        // Counted, not summed: a tick count from the axis, so that rounding can never stall the loop.
+        for index in 0...max(0, min(10, Int(((high - low) / step).rounded()))) {
+            let tick = low + Double(index) * step
             let ty = Self.format(y(tick))
             svg += """
                 <line class="grid" x1="\(Int(Self.left))" x2="\(Int(Self.width - Self.right))" y1="\(ty)" y2="\(ty)"/>\
                 <text class="tick" x="\(Int(Self.left - 6))" y="\(ty)" text-anchor="end" dominant-baseline="middle">\
                 \(DashboardFormat.escaped(DashboardFormat.value(tick, kind: kind)))</text>
                 """
-            tick += step
         }
         let marks = Set([0, labels.count / 2, labels.count - 1].filter { $0 >= 0 && $0 < labels.count })
         for index in marks.sorted() {
