@@ -166,8 +166,11 @@ public final class StorageDatabase: Sendable {
         }
     }
 
-    /// Runs `body` in one transaction: it commits if `body` returns, and rolls back if it throws.
-    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    /// Runs `body` in one transaction: it commits if `body` returns, and rolls back if it throws. On PostgreSQL it
+    /// must end within `deadline` (`maintenanceDeadline` for work over a whole table, such as a migration).
+    public func transaction<T: Sendable>(
+        deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
         switch backend {
         case .sqlite(let writer, _, let lock, _):
             return try await lock.withLock {
@@ -175,7 +178,7 @@ public final class StorageDatabase: Sendable {
             }
         case .postgres(let pool):
             let logger = logger
-            return try await Self.withDeadline {
+            return try await Self.withDeadline(deadline) {
                 try await Self.mapErrors {
                     try await pool.database(logger: logger).sql().withSession { session in
                         try await Self.inTransaction(session, begin: "BEGIN", body)
@@ -218,7 +221,10 @@ public final class StorageDatabase: Sendable {
     }
 
     /// How long a PostgreSQL operation may take before its request is answered `unavailable` (503, so Apple retries).
-    static let deadline: Duration = .seconds(15)
+    public static let deadline: Duration = .seconds(15)
+    /// How long work over a whole table may take: a migration, the hourly summary computed again, an exchange-rate
+    /// import that converts every row of its currencies (minutes on ten million ledger rows).
+    public static let maintenanceDeadline: Duration = .seconds(3600)
 
     /// Runs `body` with a deadline. After PostgreSQL restarted under load, a request could wait on the driver for ever
     /// (seen in the outage test: every session idle on the server, the request never answered, and SIGTERM then never
@@ -291,9 +297,11 @@ final class NIOLockedCounter: Sendable {
 
 extension StorageDatabase {
     /// A write transaction over the repositories.
-    public func writing<T: Sendable>(_ body: @escaping @Sendable (StorageSession) async throws -> T) async throws -> T {
+    public func writing<T: Sendable>(
+        deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (StorageSession) async throws -> T
+    ) async throws -> T {
         let kind = self.kind
-        return try await transaction { try await body(StorageSession(sql: $0, kind: kind)) }
+        return try await transaction(deadline: deadline) { try await body(StorageSession(sql: $0, kind: kind)) }
     }
 
     /// Reads over the repositories, outside a transaction.

@@ -45,7 +45,7 @@ public struct Migrator: Sendable {
     public func migrate(now: Int64 = Int64(Date().timeIntervalSince1970 * 1000)) async throws -> [Migration] {
         var ran: [Migration] = []
         for migration in try await pending() {
-            try await database.transaction { db in
+            try await database.transaction(deadline: StorageDatabase.maintenanceDeadline) { db in
                 // Checked again inside the transaction: two processes migrating at once apply each step once.
                 let already = try await db.select().column("version").from("storekeeper_migrations")
                     .where("version", .equal, migration.version).first()

@@ -223,5 +223,28 @@ public enum Schema {
                 .run()
             try await db.create(index: "sessions_expiry").on("sessions").column("expires_at").run()
         },
+        Migration(version: 4, name: "the ledger summed per hour") { db in
+            // What the metrics over many subscriptions read (LedgerSummary), filled here from the ledger so far.
+            try await LedgerSummary.create(db)
+            // Servers of the previous version may still be writing the ledger: held off until this commits.
+            if db.dialect.name == "postgresql" { try await db.raw("LOCK TABLE ledger IN SHARE ROW EXCLUSIVE MODE").run() }
+            try await LedgerSummary.fill(db, where: "true")
+            // What the remaining ledger reads look for among many rows, each indexed apart (partial indexes, whose
+            // conditions the queries repeat word for word so that SQLite uses them too): the rows without a USD rate
+            // (reported apart), the trials by start (the cohorts) and by end (the overview's conversion), the ends of
+            // paid service (churn), and the periods followed by a cheaper one (revenue churn's downgrades).
+            for (name, columns, condition) in [
+                ("ledger_unconverted", "start_at", "usd_rate IS NULL AND currency IS NOT NULL"),
+                ("ledger_trial_start", "start_at", "kind = 'trial'"),
+                ("ledger_trial_end", "end_at", "kind = 'trial'"),
+                ("ledger_lapses", "active_until", "next_start IS NULL OR next_start > active_until"),
+                ("ledger_downgrades", "active_until", "next_monthly_price < monthly_price"),
+            ] {
+                try await db.raw(
+                    "CREATE INDEX \(unsafeRaw: name) ON ledger (app_id, environment, \(unsafeRaw: columns)) WHERE \(unsafeRaw: condition)"
+                )
+                .run()
+            }
+        },
     ]
 }

@@ -1,0 +1,237 @@
+import SQLKit
+
+/// The money ledger summed per app, environment, product and UTC hour (`ledger_hourly`): what the metrics over many
+/// subscriptions read instead of the ledger's rows. It is derived like the ledger and moves with it in the same
+/// transaction (`StorageSession.maintainingLedgerSummary`), by the difference between the sums of the rows a change
+/// rewrites, taken before and after it; `rebuildLedgerSummary` computes it again from the ledger.
+///
+/// Its definition lives beside the schema because the migration that creates the table fills it from the ledger.
+public enum LedgerSummary {
+    public static let table = "ledger_hourly"
+    /// The summary's grain: a UTC hour (every zone whose offset is a whole number of hours is served by it).
+    public static let hour: Int64 = 3_600_000
+
+    // MARK: - What the sums count
+
+    /// A paid subscription period: an auto-renewable's period other than a free trial, not family-shared, not free.
+    public static let paid =
+        "kind IN ('intro', 'promo', 'offerCode', 'winBack', 'regular') AND family_shared = 0 AND (price IS NULL OR price > 0)"
+    public static let trial = "kind = 'trial' AND family_shared = 0"
+    /// Revenue: anything paid for, not family-shared.
+    public static let revenue = "kind <> 'trial' AND family_shared = 0 AND price > 0"
+    /// Rows that grant access for a while: counted from their start until their access ends (never when it ends
+    /// before it starts).
+    static let lasting = "(active_until IS NULL OR active_until > start_at)"
+
+    /// USD of a money column (NULL without a rate: sums leave it out, and metrics report it apart).
+    public static func usd(_ column: String) -> String { "usd_rate * \(column) / 1000" }
+    /// Estimated proceeds of a money column: less the commission, less tax included in the price.
+    public static func proceeds(_ column: String) -> String {
+        "usd_rate * (\(column)) * (1000 - commission_per_mille) / (1000 + COALESCE(tax_per_mille, 0)) / 1000"
+    }
+
+    /// A sum over ledger rows. A `running` sum is kept twice: added in the hour a row starts (`<name>_started`) and in
+    /// the hour its access ends (`<name>_ended`), so that what is active at an hour is the difference of the two
+    /// summed over the hours before it. Any other sum is booked in the hour its row starts.
+    public struct Sum: Sendable, Hashable {
+        public let name: String
+        /// The rows it counts.
+        public let predicate: String
+        /// What each of those rows adds.
+        public let expression: String
+        public let running: Bool
+
+        /// The summary's columns for this sum.
+        public var columns: [String] { running ? [name + "_started", name + "_ended"] : [name] }
+    }
+
+    public static let activePaid = Sum(name: "paid", predicate: paid, expression: "1", running: true)
+    public static let activePaidRenewOff = Sum(
+        name: "paid_renew_off", predicate: paid, expression: "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END", running: true)
+    public static let activeMRR = Sum(name: "paid_mrr", predicate: paid, expression: usd("monthly_price"), running: true)
+    public static let activeMRRProceeds = Sum(
+        name: "paid_mrr_proceeds", predicate: paid, expression: proceeds("monthly_price"), running: true)
+    public static let activeTrials = Sum(name: "trial", predicate: trial, expression: "1", running: true)
+
+    public static let trialsStarted = Sum(name: "trials", predicate: trial, expression: "1", running: false)
+    static let acquired = paid + " AND acquisition IS NOT NULL"
+    public static let acquiredNew = Sum(
+        name: "acquired_new", predicate: acquired, expression: "CASE WHEN acquisition = 'new' THEN 1 ELSE 0 END", running: false)
+    public static let acquiredByConversion = Sum(
+        name: "acquired_conversion", predicate: acquired, expression: "CASE WHEN acquisition = 'trialConversion' THEN 1 ELSE 0 END",
+        running: false)
+    public static let acquiredBack = Sum(
+        name: "acquired_resubscription", predicate: acquired,
+        expression: "CASE WHEN acquisition = 'resubscription' THEN 1 ELSE 0 END", running: false)
+    public static let sales = Sum(name: "sales", predicate: revenue, expression: "1", running: false)
+    public static let salesRefunded = Sum(
+        name: "sales_refunded", predicate: revenue, expression: "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END", running: false)
+    public static let gross = Sum(name: "gross", predicate: revenue, expression: usd("price"), running: false)
+    public static let refunds = Sum(name: "refunds", predicate: revenue, expression: usd("COALESCE(refund_amount, 0)"), running: false)
+    public static let netProceeds = Sum(
+        name: "net_proceeds", predicate: revenue, expression: proceeds("price - COALESCE(refund_amount, 0)"), running: false)
+    public static let newGross = Sum(
+        name: "new_gross", predicate: revenue, expression: "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(usd("price")) ELSE 0 END",
+        running: false)
+    public static let renewalGross = Sum(
+        name: "renewal_gross", predicate: revenue, expression: "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(usd("price")) ELSE 0 END",
+        running: false)
+
+    public static let sums: [Sum] = [
+        activePaid, activePaidRenewOff, activeMRR, activeMRRProceeds, activeTrials, trialsStarted, acquiredNew,
+        acquiredByConversion, acquiredBack, sales, salesRefunded, gross, refunds, netProceeds, newGross, renewalGross,
+    ]
+    /// Every column the sums fill, in order.
+    public static let columns: [String] = sums.flatMap(\.columns)
+    static let keys = ["app_id", "environment", "hour", "product_id", "group_id"]
+
+    // MARK: - SQL
+
+    /// The migration's table: its keys and a DOUBLE PRECISION per column.
+    static func create(_ db: any SQLDatabase) async throws {
+        var table = db.create(table: table)
+            .column("app_id", type: .text, .notNull)
+            .column("environment", type: .text, .notNull)
+            .column("hour", type: .bigint, .notNull)
+            .column("product_id", type: .text, .notNull)
+            .column("group_id", type: .text, .notNull)
+        for column in columns { table = table.column(column, type: .custom(SQLRaw("DOUBLE PRECISION")), .notNull) }
+        try await table.primaryKey(keys).run()
+    }
+
+    /// The sums of the ledger rows that `filter` selects, per key: each row in the hour it starts, and once more
+    /// (its running sums only) in the hour its access ends.
+    static func contributions(where filter: SQLQueryString) -> SQLQueryString {
+        func cell(_ sum: Sum, _ value: String) -> String { "CASE WHEN \(sum.predicate) THEN \(value) END" }
+        let starting = sums.flatMap { sum in
+            sum.running ? [cell(sum, "CASE WHEN \(lasting) THEN \(sum.expression) END"), "NULL"] : [cell(sum, sum.expression)]
+        }
+        let ending = sums.flatMap { sum in
+            sum.running ? ["NULL", cell(sum, "CASE WHEN \(lasting) THEN \(sum.expression) END")] : ["NULL"]
+        }
+        func select(_ hour: String, _ cells: [String]) -> String {
+            let named = zip(cells, columns).map { "CAST(\($0) AS DOUBLE PRECISION) AS \($1)" }
+            return "SELECT app_id, environment, \(hour) AS hour, product_id, group_id, \(named.joined(separator: ", ")) FROM ledger WHERE "
+        }
+        var query = SQLQueryString(
+            "SELECT \(unsafeRaw: keys.joined(separator: ", ")), \(unsafeRaw: columns.map { "CAST(SUM(\($0)) AS DOUBLE PRECISION) AS \($0)" }.joined(separator: ", ")) FROM ("
+        )
+        query.appendInterpolation(unsafeRaw: select("start_at / \(hour)", starting))
+        query.appendInterpolation(filter)
+        query.appendInterpolation(unsafeRaw: " UNION ALL ")
+        query.appendInterpolation(unsafeRaw: select("active_until / \(hour)", ending))
+        query.appendInterpolation(unsafeRaw: "active_until IS NOT NULL AND (")
+        query.appendInterpolation(filter)
+        query.appendInterpolation(unsafeRaw: ")) AS edges GROUP BY \(keys.joined(separator: ", "))")
+        return query
+    }
+
+    /// Fills the summary from the ledger (the table empty beforehand), in one statement.
+    static func fill(_ db: any SQLDatabase, where filter: SQLQueryString) async throws {
+        var query = SQLQueryString(
+            "INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) SELECT \(unsafeRaw: keys.joined(separator: ", ")), "
+        )
+        query.appendInterpolation(unsafeRaw: columns.map { "COALESCE(\($0), 0)" }.joined(separator: ", "))
+        query.appendInterpolation(unsafeRaw: " FROM (")
+        query.appendInterpolation(contributions(where: filter))
+        query.appendInterpolation(unsafeRaw: ") AS summed WHERE true")
+        try await db.raw(query).run()
+    }
+
+    /// One key's sums.
+    struct Row: Hashable {
+        var key: Key
+        var values: [Double]
+    }
+
+    struct Key: Hashable, Comparable {
+        var appId: String
+        var environment: String
+        var hour: Int64
+        var productId: String
+        var groupId: String
+
+        static func < (a: Key, b: Key) -> Bool {
+            (a.appId, a.environment, a.hour, a.productId, a.groupId) < (b.appId, b.environment, b.hour, b.productId, b.groupId)
+        }
+    }
+
+    static func read(_ db: any SQLDatabase, where filter: SQLQueryString) async throws -> [Key: [Double]] {
+        var result: [Key: [Double]] = [:]
+        for row in try await db.raw(contributions(where: filter)).all() {
+            let key = Key(
+                appId: try row.decode(column: "app_id", as: String.self),
+                environment: try row.decode(column: "environment", as: String.self),
+                hour: try row.decode(column: "hour", as: Int64.self),
+                productId: try row.decode(column: "product_id", as: String.self),
+                groupId: try row.decode(column: "group_id", as: String.self))
+            result[key] = try columns.map { try row.decode(column: $0, as: Double?.self) ?? 0 }
+        }
+        return result
+    }
+
+    /// Adds `deltas` to the summary, keys in order (so that concurrent writers take the rows' locks in one order and
+    /// never deadlock on them).
+    static func add(_ deltas: [Key: [Double]], to db: any SQLDatabase) async throws {
+        let ordered = deltas.filter { $0.value.contains { $0 != 0 } }.sorted { $0.key < $1.key }
+        // SQLite binds at most 32,766 values per statement: 37 per row, in slices of 500 rows.
+        var start = ordered.startIndex
+        while start < ordered.endIndex {
+            let slice = ordered[start..<min(start + 500, ordered.endIndex)]
+            let rows = slice.map { key, values in
+                SQLGroupExpression(
+                    [SQLBind(key.appId), SQLBind(key.environment), SQLBind(key.hour), SQLBind(key.productId), SQLBind(key.groupId)]
+                        + values.map { SQLBind($0) as any SQLExpression })
+            }
+            try await db.raw(
+                """
+                INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) VALUES \(SQLList(rows))
+                ON CONFLICT (\(unsafeRaw: keys.joined(separator: ", "))) DO UPDATE SET
+                \(unsafeRaw: columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", "))
+                """
+            ).run()
+            start = slice.endIndex
+        }
+    }
+}
+
+extension StorageSession {
+    /// Runs `change`, which rewrites ledger rows, and moves the summary by what it changed: the sums of the rows
+    /// `before` selects (taken first) subtracted, those of the rows `after` selects (taken last) added. Together the
+    /// two must select every row the change removes, adds or alters, before and after it.
+    public func maintainingLedgerSummary<T>(
+        before: SQLQueryString, after: SQLQueryString, _ change: () async throws -> T
+    ) async throws -> T {
+        var deltas = try await LedgerSummary.read(sql, where: before).mapValues { $0.map { -$0 } }
+        let result = try await change()
+        for (key, values) in try await LedgerSummary.read(sql, where: after) {
+            let old = deltas[key] ?? Array(repeating: 0, count: values.count)
+            deltas[key] = zip(old, values).map { $0 + $1 }
+        }
+        try await LedgerSummary.add(deltas, to: sql)
+        return result
+    }
+
+    /// Holds off every other writer of the ledger until the transaction ends, for a change that reads or rewrites
+    /// the rows of many customers (their own recomputes would move the summary meanwhile). Readers are not held; on
+    /// SQLite the one writer already has the database to itself.
+    public func lockLedgerForWriting() async throws {
+        if kind == .postgres { try await sql.raw("LOCK TABLE ledger IN SHARE ROW EXCLUSIVE MODE").run() }
+    }
+
+    /// Computes the summary again from the ledger (one app's, or every app's).
+    public func rebuildLedgerSummary(appId: String? = nil) async throws {
+        try await lockLedgerForWriting()
+        var filter = SQLQueryString("true")
+        if let appId {
+            filter = "app_id = \(bind: appId)"
+        }
+        var delete = SQLQueryString("DELETE FROM \(unsafeRaw: LedgerSummary.table)")
+        if let appId {
+            delete.appendInterpolation(unsafeRaw: " WHERE app_id = ")
+            delete.appendInterpolation(bind: appId)
+        }
+        try await sql.raw(delete).run()
+        try await LedgerSummary.fill(sql, where: filter)
+    }
+}
