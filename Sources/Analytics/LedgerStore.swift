@@ -6,7 +6,39 @@ extension StorageSession {
     /// customer). USD rows are written with their rate (1); rows in other currencies are then converted at the stored
     /// rates, a statement run only when there are any. A transaction the ledger lists under another customer (it was
     /// transferred) moves to this one.
+    ///
+    /// The hourly summary moves by the difference (`maintainingLedgerSummary`), over the rows of this customer and of
+    /// any customer a transaction is taken from.
     public func replaceLedger(customerId: String, environment: String, with entries: [LedgerEntry]) async throws {
+        let customers = [customerId] + (try await customersHolding(entries, otherThan: customerId, environment: environment))
+        var rows = SQLQueryString("environment = \(bind: environment) AND customer_id IN ")
+        rows.appendInterpolation(SQLGroupExpression(customers.map { SQLBind($0) }))
+        try await maintainingLedgerSummary(before: rows, after: rows) {
+            try await writeLedger(customerId: customerId, environment: environment, with: entries)
+        }
+    }
+
+    /// The other customers the ledger lists any of `entries`' transactions under.
+    func customersHolding(_ entries: [LedgerEntry], otherThan customerId: String, environment: String) async throws -> [String] {
+        var found: Set<String> = []
+        for (appId, ofApp) in Dictionary(grouping: entries, by: \.appId) {
+            var start = ofApp.startIndex
+            while start < ofApp.endIndex {
+                let slice = ofApp[start..<min(start + 500, ofApp.endIndex)]
+                let rows = try await sql.raw(
+                    """
+                    SELECT DISTINCT customer_id FROM ledger WHERE app_id = \(bind: appId) AND environment = \(bind: environment)
+                    AND customer_id <> \(bind: customerId) AND transaction_id IN \(SQLGroupExpression(slice.map { SQLBind($0.transactionId) }))
+                    """
+                ).all()
+                for row in rows { found.insert(try row.decode(column: "customer_id", as: String.self)) }
+                start = slice.endIndex
+            }
+        }
+        return found.sorted()
+    }
+
+    private func writeLedger(customerId: String, environment: String, with entries: [LedgerEntry]) async throws {
         try await sql.delete(from: "ledger").where("customer_id", .equal, customerId).where("environment", .equal, environment)
             .run()
         guard !entries.isEmpty else { return }
@@ -29,12 +61,23 @@ extension StorageSession {
         }
     }
 
-    /// Sets the USD rate of ledger rows in currencies other than USD (a customer's, or all of those in `currencies`)
-    /// to the latest stored rate on or before each purchase's day; a currency without a rate stays unconverted (NULL).
-    /// USD rows carry their rate (1) from the insert.
-    public func convertLedgerToUSD(customerId: String? = nil, environment: String? = nil, currencies: [String]? = nil)
-        async throws
-    {
+    /// Sets the USD rate of the ledger rows in `currencies` (every customer's) to the latest stored rate on or before
+    /// each purchase's day; a currency without a rate stays unconverted (NULL). USD rows carry their rate (1) from the
+    /// insert. The hourly summary moves by the difference.
+    public func convertLedgerToUSD(currencies: [String]) async throws {
+        guard !currencies.isEmpty else { return }
+        try await lockLedgerForWriting()
+        var rows = SQLQueryString("currency IN ")
+        rows.appendInterpolation(SQLGroupExpression(currencies.map { SQLBind($0) }))
+        try await maintainingLedgerSummary(before: rows, after: rows) { try await sql.raw(Self.usdConversion(where: rows)).run() }
+    }
+
+    /// The same for one customer's rows, inside `replaceLedger` (which moves the summary).
+    private func convertLedgerToUSD(customerId: String, environment: String) async throws {
+        try await sql.raw(Self.usdConversion(where: "customer_id = \(bind: customerId) AND environment = \(bind: environment)")).run()
+    }
+
+    private static func usdConversion(where filter: SQLQueryString) -> SQLQueryString {
         var query = SQLQueryString(
             """
             UPDATE ledger SET
@@ -42,23 +85,10 @@ extension StorageSession {
                     WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1),
                 rate_day = (SELECT r.day FROM exchange_rates r
                     WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1)
-            WHERE currency IS NOT NULL AND currency <> 'USD'
+            WHERE currency IS NOT NULL AND currency <> 'USD' AND\u{20}
             """)
-        if let customerId {
-            query.appendInterpolation(unsafeRaw: " AND customer_id = ")
-            query.appendInterpolation(bind: customerId)
-        }
-        if let environment {
-            query.appendInterpolation(unsafeRaw: " AND environment = ")
-            query.appendInterpolation(bind: environment)
-        }
-        if let currencies {
-            guard !currencies.isEmpty else { return }
-            query.appendInterpolation(unsafeRaw: " AND currency IN (")
-            query.appendInterpolation(SQLList(currencies.map { SQLBind($0) }))
-            query.appendInterpolation(unsafeRaw: ")")
-        }
-        try await sql.raw(query).run()
+        query.appendInterpolation(filter)
+        return query
     }
 
     static func values(_ e: LedgerEntry) -> SQLGroupExpression {

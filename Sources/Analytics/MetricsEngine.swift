@@ -7,7 +7,8 @@ import Storage
 /// Rows are aggregated by the coarsest of day, hour and quarter hour that the intervals' boundaries are multiples of
 /// (every time zone's offset is a multiple of 15 minutes), then the groups are gathered into the request's intervals
 /// here: one scan per query whatever the interval or the time zone. Point-in-time metrics (MRR, actives) are a running
-/// sum of what starts minus what ends.
+/// sum of what starts minus what ends. Where it can, the engine reads those sums from the ledger's hourly summary
+/// instead of its rows (MetricsEngine+Summary.swift).
 public struct MetricsEngine: Sendable {
     static let slot: Int64 = 900_000
     static let day: Int64 = 86_400_000
@@ -20,22 +21,22 @@ public struct MetricsEngine: Sendable {
     }
 
     let database: StorageDatabase
+    /// Whether sums come from the hourly summary where it can answer (`false`: always from the ledger's rows, which
+    /// the tests compare it with).
+    let usesSummary: Bool
 
-    public init(database: StorageDatabase) { self.database = database }
-
-    // MARK: - Predicates
-
-    /// A paid subscription period: an auto-renewable's period other than a free trial, not family-shared, not free.
-    static let paid = "kind IN ('intro', 'promo', 'offerCode', 'winBack', 'regular') AND family_shared = 0 AND (price IS NULL OR price > 0)"
-    static let trial = "kind = 'trial' AND family_shared = 0"
-    /// Revenue: anything paid for, not family-shared.
-    static let revenue = "kind <> 'trial' AND family_shared = 0 AND price > 0"
-    /// USD of a money column (NULL without a rate: SUM leaves it out, `unconverted` reports it).
-    static func usd(_ column: String) -> String { "usd_rate * \(column) / 1000" }
-    /// Estimated proceeds of a money column: less the commission, less tax included in the price.
-    static func proceeds(_ column: String) -> String {
-        "usd_rate * (\(column)) * (1000 - commission_per_mille) / (1000 + COALESCE(tax_per_mille, 0)) / 1000"
+    public init(database: StorageDatabase, usesSummary: Bool = true) {
+        self.database = database
+        self.usesSummary = usesSummary
     }
+
+    // MARK: - Predicates (defined with the summary, which counts by them)
+
+    static let paid = LedgerSummary.paid
+    static let trial = LedgerSummary.trial
+    static let revenue = LedgerSummary.revenue
+    static func usd(_ column: String) -> String { LedgerSummary.usd(column) }
+    static func proceeds(_ column: String) -> String { LedgerSummary.proceeds(column) }
 
     // MARK: - Series
 
@@ -58,8 +59,7 @@ public struct MetricsEngine: Sendable {
         switch metric {
         case .mrr, .arr:
             let factor: Double = metric == .arr ? 12 : 1
-            let values = try await snapshots(
-                scope, Self.paid, sums: [Self.usd("monthly_price"), Self.proceeds("monthly_price")], at: ends)
+            let values = try await running(scope, [LedgerSummary.activeMRR, LedgerSummary.activeMRRProceeds], at: ends)
             series.points = zip(days, values).map { day, v in
                 MetricPoint(
                     start: day, value: cents(v[0] * factor), fields: [("gross", cents(v[0] * factor)), ("proceeds", cents(v[1] * factor))])
@@ -67,27 +67,22 @@ public struct MetricsEngine: Sendable {
             series.unconverted = try await unconvertedActive(scope, column: "monthly_price", at: ends.last ?? now, factor: factor)
             series.estimated = ["proceeds"]
         case .activeSubscriptions:
-            let values = try await snapshots(
-                scope, Self.paid,
-                sums: ["1", "CASE WHEN will_renew = 0 THEN 0 ELSE 1 END", "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END"], at: ends)
+            let values = try await running(scope, [LedgerSummary.activePaid, LedgerSummary.activePaidRenewOff], at: ends)
             series.points = zip(days, values).map { day, v in
-                MetricPoint(start: day, value: v[0], fields: [("autoRenewOn", v[1]), ("autoRenewOff", v[2])])
+                MetricPoint(start: day, value: v[0], fields: [("autoRenewOn", v[0] - v[1]), ("autoRenewOff", v[1])])
             }
         case .activeTrials:
-            let values = try await snapshots(scope, Self.trial, sums: ["1"], at: ends)
+            let values = try await running(scope, [LedgerSummary.activeTrials], at: ends)
             series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
         case .newTrials:
-            let values = try await perInterval(scope, Self.trial, sums: ["1"], instant: "start_at", bounds: bounds)
+            let values = try await booked(scope, [LedgerSummary.trialsStarted], bounds: bounds)
             series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
         case .newPaidSubscriptions:
-            let values = try await perInterval(
-                scope, Self.paid + " AND acquisition IS NOT NULL",
-                sums: [
-                    "1", "CASE WHEN acquisition = 'new' THEN 1 ELSE 0 END", "CASE WHEN acquisition = 'trialConversion' THEN 1 ELSE 0 END",
-                    "CASE WHEN acquisition = 'resubscription' THEN 1 ELSE 0 END",
-                ], instant: "start_at", bounds: bounds)
+            let values = try await booked(
+                scope, [LedgerSummary.acquiredNew, LedgerSummary.acquiredByConversion, LedgerSummary.acquiredBack], bounds: bounds)
             series.points = zip(days, values).map { day, v in
-                MetricPoint(start: day, value: v[0], fields: [("new", v[1]), ("trialConversion", v[2]), ("resubscription", v[3])])
+                MetricPoint(
+                    start: day, value: v[0] + v[1] + v[2], fields: [("new", v[0]), ("trialConversion", v[1]), ("resubscription", v[2])])
             }
         case .trialConversion:
             series.points = try await trialConversion(scope, request, days: days, bounds: bounds, now: now)
@@ -97,13 +92,13 @@ public struct MetricsEngine: Sendable {
         case .churn:
             series.points = try await churn(scope, days: days, bounds: bounds, now: now)
         case .revenue:
-            let values = try await perInterval(
-                scope, Self.revenue,
-                sums: [
-                    Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)"), Self.proceeds("price - COALESCE(refund_amount, 0)"),
-                    "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(Self.usd("price")) ELSE 0 END",
-                    "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(Self.usd("price")) ELSE 0 END",
-                ], instant: "start_at", bounds: bounds)
+            let values = try await booked(
+                scope,
+                [
+                    LedgerSummary.gross, LedgerSummary.refunds, LedgerSummary.netProceeds, LedgerSummary.newGross,
+                    LedgerSummary.renewalGross,
+                ],
+                bounds: bounds)
             series.points = zip(days, values).map { day, v in
                 MetricPoint(
                     start: day, value: cents(v[0] - v[1]),
@@ -135,10 +130,8 @@ public struct MetricsEngine: Sendable {
                 "cohorts by the start of a billing issue: recovered on time (within a day), within the grace period, or in billing retry; lost when the subscription expired first"
             )
         case .refundRate:
-            let values = try await perInterval(
-                scope, Self.revenue,
-                sums: ["1", "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END", Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)")],
-                instant: "start_at", bounds: bounds)
+            let values = try await booked(
+                scope, [LedgerSummary.sales, LedgerSummary.salesRefunded, LedgerSummary.gross, LedgerSummary.refunds], bounds: bounds)
             series.points = zip(days, values).map { day, v in
                 let rate = v[0] > 0 ? v[1] / v[0] : 0
                 return MetricPoint(
@@ -162,15 +155,12 @@ public struct MetricsEngine: Sendable {
     public func overview(appId: String, environment: Environment, now: Int64) async throws -> MetricsOverview {
         let scope = Scope(appId: appId, environment: environment.rawValue)
         let monthAgo = now - 30 * Self.day
-        let active = try await snapshots(
-            scope, Self.paid, sums: [Self.usd("monthly_price"), "1"], at: [monthAgo, now], exact: true)
-        let trials = try await snapshots(scope, Self.trial, sums: ["1"], at: [now], exact: true)
-        let money = try await window(
-            scope, Self.revenue, sums: [Self.usd("price"), Self.usd("COALESCE(refund_amount, 0)")], instant: "start_at",
-            from: monthAgo, to: now)
+        let active = try await running(scope, [LedgerSummary.activeMRR, LedgerSummary.activePaid], at: [monthAgo, now], exact: true)
+        let trials = try await running(scope, [LedgerSummary.activeTrials], at: [now], exact: true)
+        let money = try await booked(scope, [LedgerSummary.gross, LedgerSummary.refunds], from: monthAgo, to: now)
         let ended = try await window(
-            // A trial lasts at most a year (Apple's longest): the bound on its start lets the start index serve.
-            scope, Self.trial + " AND end_at <= \(now) AND start_at >= \(monthAgo - 366 * Self.day)",
+            // Read through the index of trials by their end.
+            scope, Self.trial + " AND end_at <= \(now)",
             sums: ["1", "CASE WHEN next_start IS NULL THEN 0 ELSE 1 END"], instant: "end_at", from: monthAgo, to: now)
         // One interval: [a month ago, now).
         let churned = try await expiriesPerInterval(scope, bounds: [monthAgo, now], now: now)[0]
@@ -368,7 +358,7 @@ public struct MetricsEngine: Sendable {
 
     func churn(_ scope: Scope, days: [CalendarDay], bounds: [Int64], now: Int64) async throws -> [MetricPoint] {
         let starts = Array(bounds.dropLast())
-        let actives = try await snapshots(scope, Self.paid, sums: ["1", Self.usd("monthly_price")], at: starts)
+        let actives = try await running(scope, [LedgerSummary.activePaid, LedgerSummary.activeMRR], at: starts)
         let lapses = try await expiriesPerInterval(scope, bounds: bounds, now: now)
         return days.indices.map { i in
             let net = lapses[i].expired - lapses[i].cameBack

@@ -29,22 +29,31 @@ public struct AppAnalytics: Sendable {
     public func importRates(csv: String) async throws -> Int {
         let rates: [ExchangeRate]
         do { rates = try ExchangeRateCSV.parse(csv) } catch { throw StorekeeperError.invalidInput(field: error.field, error.reason) }
-        return try await database.writing { try await $0.importRates(rates) }
+        return try await database.writing(deadline: StorageDatabase.maintenanceDeadline) { try await $0.importRates(rates) }
+    }
+
+    /// Computes the app's hourly summary again from its ledger as it stands (the customers are not recomputed).
+    public func rebuildSummary(_ app: AppRuntime) async throws {
+        try await database.writing(deadline: StorageDatabase.maintenanceDeadline) { try await $0.rebuildLedgerSummary(appId: app.id) }
     }
 
     public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
         try await database.reading { try await $0.rateCoverage() }
     }
 
-    /// Recomputes every customer of the app from the facts (states, events and ledger), a customer per transaction;
-    /// returns how many. `progress` hears the count after each page.
+    /// Recomputes every customer of the app from the facts (states, events and ledger), a customer per transaction,
+    /// then the app's hourly summary from its ledger; returns how many customers. `progress` hears the count after
+    /// each page.
     @discardableResult
     public func rebuild(_ app: AppRuntime, progress: @Sendable (Int) -> Void = { _ in }) async throws -> Int {
         var after: String?
         var done = 0
         while true {
             let page = try await database.reading { [after] in try await $0.customerIds(app: app.id, after: after, limit: 500) }
-            guard let last = page.last else { return done }
+            guard let last = page.last else {
+                try await rebuildSummary(app)
+                return done
+            }
             for customerId in page {
                 try await recomputer.refresh(app: app, customerId: customerId, now: clock().millisecondsSince1970)
             }

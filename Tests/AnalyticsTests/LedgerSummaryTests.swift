@@ -1,0 +1,202 @@
+import Foundation
+import SQLKit
+import TestSupport
+import Testing
+
+@testable import Analytics
+@testable import Storage
+
+/// The hourly summary against the ledger it sums: kept right through every kind of ledger change, and giving the same
+/// numbers as the ledger's rows for every metric it serves.
+@Suite("Analytics: the hourly summary")
+struct LedgerSummaryTests {
+    static let hour: Int64 = 3_600_000
+    static let day: Int64 = 86_400_000
+    static let origin: Int64 = 1_767_225_600_000  // 2026-01-01T00:00:00Z
+
+    /// A random customer's ledger: every kind, instants off the hour, open and closed ends, ends before starts,
+    /// refunds, grace, family sharing, three currencies, two products in two groups, two storefronts.
+    static func ledger(customer: String, transactions: Range<Int>, using random: inout SeededGenerator) -> [LedgerEntry] {
+        transactions.map { n in
+            let kind = LedgerKind.allCases.randomElement(using: &random) ?? .regular
+            let start = origin + Int64.random(in: 0..<(120 * day), using: &random)
+            let length = Int64.random(in: -2 * hour..<(40 * day), using: &random)
+            let product = Bool.random(using: &random) ? ("pro.monthly", "pro") : ("max.yearly", "max")
+            let price: Int64? = kind == .trial ? 0 : [nil, 0, 990, 9990, 49_990].randomElement(using: &random) ?? 990
+            var entry = LedgerEntry(
+                appId: "app_1", environment: "Production", customerId: customer, originalTransactionId: "o\(n % 7)",
+                transactionId: "t\(n)", productId: product.0, group: product.1, kind: kind, start: start,
+                end: Int.random(in: 0..<8, using: &random) == 0 ? nil : start + length,
+                renewalNumber: kind == .trial ? nil : Int.random(in: 0..<4, using: &random), price: price,
+                currency: ["USD", "EUR", "JPY"].randomElement(using: &random), storefront: Bool.random(using: &random) ? "USA" : "DEU",
+                familyShared: Int.random(in: 0..<6, using: &random) == 0,
+                monthlyPrice: kind == .trial ? nil : price.map { $0 * Int64.random(in: 1...3, using: &random) / 2 },
+                commissionPerMille: Bool.random(using: &random) ? 300 : 150,
+                taxPerMille: Bool.random(using: &random) ? nil : 190,
+                willRenew: [nil, true, false].randomElement(using: &random) ?? nil,
+                graceUntil: Int.random(in: 0..<5, using: &random) == 0 ? start + length + 3 * day : nil)
+            if Int.random(in: 0..<5, using: &random) == 0, let price {
+                entry.refundedAt = start + length / 2
+                entry.refundAmount = price / 2
+            }
+            entry.acquisition = [nil, .new, .trialConversion, .resubscription].randomElement(using: &random) ?? nil
+            if Bool.random(using: &random) { entry.nextStart = start + length + Int64.random(in: 0..<(5 * day), using: &random) }
+            return entry
+        }
+    }
+
+    /// The stored summary, and the summary computed afresh from the ledger, keyed alike.
+    static func summaries(_ database: StorageDatabase) async throws -> (
+        stored: [LedgerSummary.Key: [Double]], fresh: [LedgerSummary.Key: [Double]]
+    ) {
+        try await database.reading { session in
+            var stored: [LedgerSummary.Key: [Double]] = [:]
+            for row in try await session.sql.raw("SELECT * FROM ledger_hourly").all() {
+                let key = LedgerSummary.Key(
+                    appId: try row.decode(column: "app_id", as: String.self),
+                    environment: try row.decode(column: "environment", as: String.self),
+                    hour: try row.decode(column: "hour", as: Int64.self),
+                    productId: try row.decode(column: "product_id", as: String.self),
+                    groupId: try row.decode(column: "group_id", as: String.self))
+                let values = try LedgerSummary.columns.map { try row.decode(column: $0, as: Double.self) }
+                // Rows whose sums all went back to zero (what they counted moved away) stand for nothing.
+                if values.contains(where: { abs($0) > 1e-9 }) { stored[key] = values }
+            }
+            let fresh = try await LedgerSummary.read(session.sql, where: "true").filter { $0.value.contains { abs($0) > 1e-9 } }
+            return (stored, fresh)
+        }
+    }
+
+    static func expectSame(_ a: [LedgerSummary.Key: [Double]], _ b: [LedgerSummary.Key: [Double]], _ when: String) {
+        #expect(Set(a.keys) == Set(b.keys), "\(when): the summary's keys differ from the ledger's")
+        for (key, values) in a {
+            guard let other = b[key] else { continue }
+            for (index, (x, y)) in zip(values, other).enumerated() where abs(x - y) > 1e-6 {
+                Issue.record("\(when): \(LedgerSummary.columns[index]) at \(key) is \(x) in the summary, \(y) from the ledger")
+            }
+        }
+    }
+
+    @Test(
+        "the summary follows every ledger change: customers rewritten and emptied, a transaction moving to another customer, rates imported later",
+        arguments: TestDatabase.available)
+    func maintained(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            var random = SeededGenerator(state: 2026)
+            var ledgers: [String: [LedgerEntry]] = [:]
+            for c in 0..<12 { ledgers["c\(c)"] = Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 12), using: &random) }
+            // c2's t40 (later taken by c3) made to count everywhere: a paid, active, refunded USD period, so that
+            // leaving its first version in the summary would show.
+            let t40 = try #require(ledgers["c2"]?.firstIndex { $0.transactionId == "t40" })
+            if var counted = ledgers["c2"]?[t40] {
+                (counted.kind, counted.familyShared, counted.price, counted.monthlyPrice, counted.currency) = (
+                    .regular, false, 9990, 9990, "USD"
+                )
+                (counted.end, counted.refundedAt, counted.refundAmount) = (counted.start + 10 * Self.day, counted.start + Self.day, 100)
+                ledgers["c2"]?[t40] = counted
+            }
+            try await LedgerFormulaTests.store(ledgers.values.flatMap { $0 }, in: database)
+            var (stored, fresh) = try await Self.summaries(database)
+            #expect(!fresh.isEmpty)
+            Self.expectSame(stored, fresh, "after the first writes")
+
+            // Rewritten with other periods, emptied, and one transaction (t40, c2's) now listed under c3.
+            ledgers["c0"] = Self.ledger(customer: "c0", transactions: 0..<15, using: &random)
+            ledgers["c1"] = []
+            var moved = try #require(ledgers["c2"]?.first { $0.transactionId == "t40" })
+            (moved.customerId, moved.price, moved.monthlyPrice) = ("c3", 4990, 4990)
+            ledgers["c3", default: []].append(moved)
+            let rewritten = ledgers
+            try await database.writing { session in
+                for customer in ["c0", "c1", "c3"] {
+                    try await session.replaceLedger(customerId: customer, environment: "Production", with: rewritten[customer] ?? [])
+                }
+            }
+            (stored, fresh) = try await Self.summaries(database)
+            Self.expectSame(stored, fresh, "after rewrites and a move")
+            let owner = try await database.reading {
+                try await $0.sql.raw("SELECT customer_id FROM ledger WHERE transaction_id = 't40'").first()?.decode(
+                    column: "customer_id", as: String.self)
+            }
+            #expect(owner == "c3")
+
+            // Rates for EUR arrive: every EUR row gets a USD value, and the summary's USD sums move with them.
+            let before = try await MetricsEngine(database: database).overview(
+                appId: "app_1", environment: .production, now: Self.origin + 60 * Self.day + 1234)
+            _ = try await database.writing {
+                try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2025-12-01,EUR,1.08\n"))
+            }
+            (stored, fresh) = try await Self.summaries(database)
+            Self.expectSame(stored, fresh, "after a rates import")
+            let after = try await MetricsEngine(database: database).overview(
+                appId: "app_1", environment: .production, now: Self.origin + 60 * Self.day + 1234)
+            #expect(after.mrr > before.mrr, "EUR subscriptions count in MRR once EUR has a rate")
+            #expect(after.unconverted["mrr"]?["EUR"] == nil && before.unconverted["mrr"]?["EUR"] != nil)
+
+            // Rebuilt from the ledger, it is what it was.
+            try await database.writing { try await $0.rebuildLedgerSummary(appId: "app_1") }
+            let rebuilt = try await Self.summaries(database)
+            Self.expectSame(rebuilt.stored, stored, "rebuilt")
+        }
+    }
+
+    @Test(
+        "every metric from the summary equals the same metric from the ledger's rows: day, week and month, UTC, Berlin and Kolkata (off the hour), product and group filters",
+        arguments: TestDatabase.available)
+    func sameNumbers(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            var random = SeededGenerator(state: 7)
+            var entries: [LedgerEntry] = []
+            for c in 0..<20 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 15), using: &random) }
+            try await LedgerFormulaTests.store(entries, in: database)
+            _ = try await database.writing {
+                try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2025-12-01,EUR,1.08\n"))
+            }
+            let summary = MetricsEngine(database: database)
+            let ledger = MetricsEngine(database: database, usesSummary: false)
+            let now = Self.origin + 100 * Self.day + 1_234_567
+            var compared = 0
+            for (interval, zone, product, group) in [
+                ("day", nil, nil, nil), ("week", "Europe/Berlin", nil, nil), ("month", nil, "pro.monthly", nil),
+                ("day", "Asia/Kolkata", nil, "max"), ("day", "America/New_York", nil, "pro"),
+            ] as [(String, String?, String?, String?)] {
+                let request = try MetricRequest(
+                    appId: "app_1", from: "2025-12-20", to: "2026-05-01", interval: interval, timeZone: zone, productId: product,
+                    group: group)
+                for metric in [
+                    Metric.mrr, .arr, .activeSubscriptions, .activeTrials, .newTrials, .newPaidSubscriptions, .churn, .revenue, .refundRate,
+                ] {
+                    let a = try await summary.series(metric, request, now: now)
+                    let b = try await ledger.series(metric, request, now: now)
+                    #expect(a.points.count == b.points.count)
+                    #expect(a.unconverted == b.unconverted)
+                    for (p, q) in zip(a.points, b.points) {
+                        #expect(p.start == q.start)
+                        for name in ["value"] + q.fields.map(\.name) {
+                            let (x, y) = (p[name] ?? .nan, q[name] ?? .nan)
+                            if !(abs(x - y) <= 0.0100001) {
+                                Issue.record(
+                                    "\(metric) \(interval) \(zone ?? "UTC") on \(p.start): \(name) is \(x) from the summary, \(y) from the ledger"
+                                )
+                            }
+                            compared += 1
+                        }
+                    }
+                }
+            }
+            #expect(compared > 5000)
+            // Hand-picked totals are non-trivial: the comparison is not of zeros.
+            let mrr = try await summary.series(.mrr, try MetricRequest(appId: "app_1", from: "2026-01-01", to: "2026-03-01"), now: now)
+            #expect(mrr.points.contains { $0.value > 0 })
+            for instant in [now, Self.origin + 50 * Self.day, Self.origin + 50 * Self.day + 1] {
+                let a = try await summary.overview(appId: "app_1", environment: .production, now: instant)
+                let b = try await ledger.overview(appId: "app_1", environment: .production, now: instant)
+                #expect(abs(a.mrr - b.mrr) <= 0.0100001 && abs(a.revenueLast30Days - b.revenueLast30Days) <= 0.0100001)
+                #expect(a.activeSubscriptions == b.activeSubscriptions && a.activeTrials == b.activeTrials)
+                #expect(a.churnLast30Days == b.churnLast30Days && a.unconverted == b.unconverted)
+            }
+            let overview = try await summary.overview(appId: "app_1", environment: .production, now: Self.origin + 50 * Self.day)
+            #expect(overview.activeSubscriptions > 0 && overview.revenueLast30Days > 0)
+        }
+    }
+}
