@@ -7,6 +7,9 @@
 #   DATABASES=sqlite Benchmarks/server.sh
 #   CUSTOMERS=6000 RENEWALS=4 CONNECTIONS=16 DURATION=10 Benchmarks/server.sh
 #   STOREKEEPER_BIN=/path/to/other/storekeeper Benchmarks/server.sh   # measure another build (e.g. before a change)
+#   LEDGER_COST=1 Benchmarks/server.sh   # also what the money ledger adds to ingest: the same build compiled without
+#                                        # its ledger writes (-DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER, in .build-without-ledger),
+#                                        # the two runs alternated twice on fresh databases
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -23,6 +26,11 @@ if [ -z "${STOREKEEPER_BIN:-}" ]; then
 fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null)
 bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
+if [ -n "${LEDGER_COST:-}" ]; then
+    swift build -c release --product storekeeper --scratch-path .build-without-ledger \
+        -Xswiftc -DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER > /dev/null
+    bin_without_ledger="$root/.build-without-ledger/release/storekeeper"
+fi
 work=$(mktemp -d)
 "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" "$renewals" com.example.load
 cat > "$work/catalog.json" <<'JSON'
@@ -40,6 +48,50 @@ summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
     awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
          END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
 }
+
+fresh_database() {  # $1 sqlite|postgres, $2 name; sets url, migrated by $bin
+    if [ "$1" = sqlite ]; then
+        url="$work/$2.sqlite"
+        rm -f "$url"
+    else
+        base=$("$root/.ci/postgres.sh" | tail -1)
+        su postgres -c "dropdb --if-exists $2 && createdb $2"
+        url="${base/storekeeper_test/$2}"
+    fi
+    "$bin" migrate --database-url "$url" > /dev/null
+}
+
+ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications; prints wrk's output (run it in a subshell)
+    bin=$1
+    local app app_id
+    app=$("$bin" apps create --database-url "$2" --bundle-id com.example.load --environment sandbox \
+        --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
+    app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+    start_server "$2" "$work/serve-ledger-cost.log"
+    PAYLOADS="$work/load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" --latency \
+        -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore"
+    kill -TERM "$pid"
+    wait "$pid" || true
+}
+
+if [ -n "${LEDGER_COST:-}" ]; then
+    for database in $databases; do
+        results=()
+        for round in 1 2; do
+            for build in without with; do
+                fresh_database "$database" storekeeper_bench_ledger
+                if [ "$build" = with ]; then binary=$bin; else binary=$bin_without_ledger; fi
+                output=$(ingest_run "$binary" "$url")
+                echo "[$database] ingest $build the ledger, round $round: $(echo "$output" | summary)"
+                results+=("$build $(echo "$output" | sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')")
+            done
+        done
+        # Ingest time per notification is the inverse of the throughput at the same concurrency.
+        printf '%s\n' "${results[@]}" | awk -v db="$database" '{s[$1] += $2; n[$1]++} END {
+            w = s["with"] / n["with"]; o = s["without"] / n["without"]
+            printf "    [%s] ingest time with the ledger / without = %.3f (%.0f req/s with, %.0f without)\n", db, o / w, w, o }'
+    done
+fi
 
 for database in $databases; do
     if [ "$database" = sqlite ]; then
