@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import SQLKit
 
 /// The money ledger summed per app, environment, product and UTC hour (`ledger_hourly`): what the metrics over many
@@ -13,69 +14,105 @@ public enum LedgerSummary {
 
     // MARK: - What the sums count
 
+    // Each rule is written twice, in SQL (filling the summary from the ledger, and the metrics that read the ledger's
+    // rows) and in Swift (moving the summary by a customer's changed rows without asking the database to plan a
+    // query): the tests hold the two to the same sums on random ledgers.
+
     /// A paid subscription period: an auto-renewable's period other than a free trial, not family-shared, not free.
     public static let paid =
         "kind IN ('intro', 'promo', 'offerCode', 'winBack', 'regular') AND family_shared = 0 AND (price IS NULL OR price > 0)"
+    static func isPaid(_ row: LedgerFigures) -> Bool {
+        ["intro", "promo", "offerCode", "winBack", "regular"].contains(row.kind) && !row.familyShared && (row.price.map { $0 > 0 } ?? true)
+    }
     public static let trial = "kind = 'trial' AND family_shared = 0"
+    static func isTrial(_ row: LedgerFigures) -> Bool { row.kind == "trial" && !row.familyShared }
     /// Revenue: anything paid for, not family-shared.
     public static let revenue = "kind <> 'trial' AND family_shared = 0 AND price > 0"
+    static func isRevenue(_ row: LedgerFigures) -> Bool { row.kind != "trial" && !row.familyShared && (row.price ?? 0) > 0 }
     /// Rows that grant access for a while: counted from their start until their access ends (never when it ends
     /// before it starts).
     static let lasting = "(active_until IS NULL OR active_until > start_at)"
+    static func isLasting(_ row: LedgerFigures) -> Bool { row.activeUntil.map { $0 > row.start } ?? true }
 
     /// USD of a money column (NULL without a rate: sums leave it out, and metrics report it apart).
     public static func usd(_ column: String) -> String { "usd_rate * \(column) / 1000" }
+    static func usd(_ row: LedgerFigures, _ amount: Int64?) -> Double? {
+        guard let rate = row.usdRate, let amount else { return nil }
+        return rate * Double(amount) / 1000
+    }
     /// Estimated proceeds of a money column: less the commission, less tax included in the price.
     public static func proceeds(_ column: String) -> String {
         "usd_rate * (\(column)) * (1000 - commission_per_mille) / (1000 + COALESCE(tax_per_mille, 0)) / 1000"
+    }
+    static func proceeds(_ row: LedgerFigures, _ amount: Int64?) -> Double? {
+        guard let rate = row.usdRate, let amount else { return nil }
+        return rate * Double(amount) * Double(1000 - row.commissionPerMille) / Double(1000 + (row.taxPerMille ?? 0)) / 1000
     }
 
     /// A sum over ledger rows. A `running` sum is kept twice: added in the hour a row starts (`<name>_started`) and in
     /// the hour its access ends (`<name>_ended`), so that what is active at an hour is the difference of the two
     /// summed over the hours before it. Any other sum is booked in the hour its row starts.
-    public struct Sum: Sendable, Hashable {
+    public struct Sum: Sendable {
         public let name: String
-        /// The rows it counts.
+        /// The rows it counts, in SQL and in Swift.
         public let predicate: String
-        /// What each of those rows adds.
+        let counts: @Sendable (LedgerFigures) -> Bool
+        /// What each of those rows adds, in SQL and in Swift (`nil` for SQL's NULL: nothing).
         public let expression: String
+        let value: @Sendable (LedgerFigures) -> Double?
         public let running: Bool
 
         /// The summary's columns for this sum.
         public var columns: [String] { running ? [name + "_started", name + "_ended"] : [name] }
     }
 
-    public static let activePaid = Sum(name: "paid", predicate: paid, expression: "1", running: true)
-    public static let activePaidRenewOff = Sum(
-        name: "paid_renew_off", predicate: paid, expression: "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END", running: true)
-    public static let activeMRR = Sum(name: "paid_mrr", predicate: paid, expression: usd("monthly_price"), running: true)
-    public static let activeMRRProceeds = Sum(
-        name: "paid_mrr_proceeds", predicate: paid, expression: proceeds("monthly_price"), running: true)
-    public static let activeTrials = Sum(name: "trial", predicate: trial, expression: "1", running: true)
+    static func count(_ name: String, _ predicate: String, _ counts: @escaping @Sendable (LedgerFigures) -> Bool, running: Bool) -> Sum {
+        Sum(name: name, predicate: predicate, counts: counts, expression: "1", value: { _ in 1 }, running: running)
+    }
 
-    public static let trialsStarted = Sum(name: "trials", predicate: trial, expression: "1", running: false)
+    public static let activePaid = count("paid", paid, isPaid, running: true)
+    public static let activePaidRenewOff = Sum(
+        name: "paid_renew_off", predicate: paid, counts: isPaid, expression: "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END",
+        value: { $0.willRenew == false ? 1 : 0 }, running: true)
+    public static let activeMRR = Sum(
+        name: "paid_mrr", predicate: paid, counts: isPaid, expression: usd("monthly_price"), value: { usd($0, $0.monthlyPrice) },
+        running: true)
+    public static let activeMRRProceeds = Sum(
+        name: "paid_mrr_proceeds", predicate: paid, counts: isPaid, expression: proceeds("monthly_price"),
+        value: { proceeds($0, $0.monthlyPrice) }, running: true)
+    public static let activeTrials = count("trial", trial, isTrial, running: true)
+
+    public static let trialsStarted = count("trials", trial, isTrial, running: false)
     static let acquired = paid + " AND acquisition IS NOT NULL"
-    public static let acquiredNew = Sum(
-        name: "acquired_new", predicate: acquired, expression: "CASE WHEN acquisition = 'new' THEN 1 ELSE 0 END", running: false)
-    public static let acquiredByConversion = Sum(
-        name: "acquired_conversion", predicate: acquired, expression: "CASE WHEN acquisition = 'trialConversion' THEN 1 ELSE 0 END",
-        running: false)
-    public static let acquiredBack = Sum(
-        name: "acquired_resubscription", predicate: acquired,
-        expression: "CASE WHEN acquisition = 'resubscription' THEN 1 ELSE 0 END", running: false)
-    public static let sales = Sum(name: "sales", predicate: revenue, expression: "1", running: false)
+    static func isAcquired(_ row: LedgerFigures) -> Bool { isPaid(row) && row.acquisition != nil }
+    static func acquisition(_ name: String, _ kind: String) -> Sum {
+        Sum(
+            name: name, predicate: acquired, counts: isAcquired, expression: "CASE WHEN acquisition = '\(kind)' THEN 1 ELSE 0 END",
+            value: { $0.acquisition == kind ? 1 : 0 }, running: false)
+    }
+    public static let acquiredNew = acquisition("acquired_new", "new")
+    public static let acquiredByConversion = acquisition("acquired_conversion", "trialConversion")
+    public static let acquiredBack = acquisition("acquired_resubscription", "resubscription")
+    public static let sales = count("sales", revenue, isRevenue, running: false)
     public static let salesRefunded = Sum(
-        name: "sales_refunded", predicate: revenue, expression: "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END", running: false)
-    public static let gross = Sum(name: "gross", predicate: revenue, expression: usd("price"), running: false)
-    public static let refunds = Sum(name: "refunds", predicate: revenue, expression: usd("COALESCE(refund_amount, 0)"), running: false)
+        name: "sales_refunded", predicate: revenue, counts: isRevenue, expression: "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END",
+        value: { $0.refundedAt == nil ? 0 : 1 }, running: false)
+    public static let gross = Sum(
+        name: "gross", predicate: revenue, counts: isRevenue, expression: usd("price"), value: { usd($0, $0.price) }, running: false)
+    public static let refunds = Sum(
+        name: "refunds", predicate: revenue, counts: isRevenue, expression: usd("COALESCE(refund_amount, 0)"),
+        value: { usd($0, $0.refundAmount ?? 0) }, running: false)
     public static let netProceeds = Sum(
-        name: "net_proceeds", predicate: revenue, expression: proceeds("price - COALESCE(refund_amount, 0)"), running: false)
+        name: "net_proceeds", predicate: revenue, counts: isRevenue, expression: proceeds("price - COALESCE(refund_amount, 0)"),
+        value: { row in proceeds(row, row.price.map { $0 - (row.refundAmount ?? 0) }) }, running: false)
     public static let newGross = Sum(
-        name: "new_gross", predicate: revenue, expression: "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(usd("price")) ELSE 0 END",
-        running: false)
+        name: "new_gross", predicate: revenue, counts: isRevenue,
+        expression: "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(usd("price")) ELSE 0 END",
+        value: { ($0.renewalNumber ?? 0) == 0 ? usd($0, $0.price) : 0 }, running: false)
     public static let renewalGross = Sum(
-        name: "renewal_gross", predicate: revenue, expression: "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(usd("price")) ELSE 0 END",
-        running: false)
+        name: "renewal_gross", predicate: revenue, counts: isRevenue,
+        expression: "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(usd("price")) ELSE 0 END",
+        value: { ($0.renewalNumber ?? 0) > 0 ? usd($0, $0.price) : 0 }, running: false)
 
     public static let sums: [Sum] = [
         activePaid, activePaidRenewOff, activeMRR, activeMRRProceeds, activeTrials, trialsStarted, acquiredNew,
@@ -124,6 +161,31 @@ public enum LedgerSummary {
         query.appendInterpolation(filter)
         query.appendInterpolation(unsafeRaw: ")) AS edges GROUP BY \(keys.joined(separator: ", "))")
         return query
+    }
+
+    /// The same sums as `contributions(where:)`, of rows in hand.
+    static func contributions(of rows: [LedgerFigures]) -> [Key: [Double]] {
+        var result: [Key: [Double]] = [:]
+        func add(_ row: LedgerFigures, at instant: Int64, column: Int, _ value: Double) {
+            let key = Key(
+                appId: row.appId, environment: row.environment, hour: instant / hour, productId: row.productId, groupId: row.groupId)
+            result[key, default: Array(repeating: 0, count: columns.count)][column] += value
+        }
+        for row in rows {
+            var column = 0
+            for sum in sums {
+                defer { column += sum.columns.count }
+                guard sum.counts(row), let value = sum.value(row) else { continue }
+                guard sum.running else {
+                    add(row, at: row.start, column: column, value)
+                    continue
+                }
+                guard isLasting(row) else { continue }
+                add(row, at: row.start, column: column, value)
+                if let end = row.activeUntil { add(row, at: end, column: column + 1, value) }
+            }
+        }
+        return result
     }
 
     /// Fills the summary from the ledger (the table empty beforehand), in one statement.
@@ -195,21 +257,56 @@ public enum LedgerSummary {
     }
 }
 
+/// What a transaction's ledger changes move the summary by, gathered until it is about to commit. The summary's rows
+/// are shared by every customer of an app: written last, in key order, they are locked after every customer lock the
+/// transaction takes and in one order by all transactions, so that neither order can deadlock.
+final class LedgerSummaryChanges: Sendable {
+    private let deltas = NIOLockedValueBox<[LedgerSummary.Key: [Double]]>([:])
+
+    func add(_ changes: [LedgerSummary.Key: [Double]], sign: Double) {
+        deltas.withLockedValue { deltas in
+            for (key, values) in changes {
+                let old = deltas[key] ?? Array(repeating: 0, count: values.count)
+                deltas[key] = zip(old, values).map { $0 + sign * $1 }
+            }
+        }
+    }
+
+    /// Takes the gathered changes (of one app, or all), leaving none behind.
+    func take(appId: String? = nil) -> [LedgerSummary.Key: [Double]] {
+        deltas.withLockedValue { deltas in
+            let taken = deltas.filter { appId == nil || $0.key.appId == appId }
+            deltas = deltas.filter { appId != nil && $0.key.appId != appId }
+            return taken
+        }
+    }
+}
+
 extension StorageSession {
     /// Runs `change`, which rewrites ledger rows, and moves the summary by what it changed: the sums of the rows
     /// `before` selects (taken first) subtracted, those of the rows `after` selects (taken last) added. Together the
-    /// two must select every row the change removes, adds or alters, before and after it.
+    /// two must select every row the change removes, adds or alters, before and after it. The summary itself is
+    /// written when the transaction is about to commit (`applyLedgerSummaryChanges`).
     public func maintainingLedgerSummary<T>(
         before: SQLQueryString, after: SQLQueryString, _ change: () async throws -> T
     ) async throws -> T {
-        var deltas = try await LedgerSummary.read(sql, where: before).mapValues { $0.map { -$0 } }
+        let old = try await LedgerSummary.read(sql, where: before)
         let result = try await change()
-        for (key, values) in try await LedgerSummary.read(sql, where: after) {
-            let old = deltas[key] ?? Array(repeating: 0, count: values.count)
-            deltas[key] = zip(old, values).map { $0 + $1 }
-        }
-        try await LedgerSummary.add(deltas, to: sql)
+        let new = try await LedgerSummary.read(sql, where: after)
+        summaryChanges.add(old, sign: -1)
+        summaryChanges.add(new, sign: 1)
         return result
+    }
+
+    /// Moves the summary by rows in hand: `removed` (as they were) taken away, `added` counted.
+    public func moveLedgerSummary(removing removed: [LedgerFigures], adding added: [LedgerFigures]) {
+        summaryChanges.add(LedgerSummary.contributions(of: removed), sign: -1)
+        summaryChanges.add(LedgerSummary.contributions(of: added), sign: 1)
+    }
+
+    /// Writes the summary's pending changes (`writing` does, last).
+    public func applyLedgerSummaryChanges() async throws {
+        try await LedgerSummary.add(summaryChanges.take(), to: sql)
     }
 
     /// Holds off every other writer of the ledger until the transaction ends, for a change that reads or rewrites
@@ -222,6 +319,8 @@ extension StorageSession {
     /// Computes the summary again from the ledger (one app's, or every app's).
     public func rebuildLedgerSummary(appId: String? = nil) async throws {
         try await lockLedgerForWriting()
+        // Changes gathered earlier in this transaction are in the ledger the summary is computed from.
+        _ = summaryChanges.take(appId: appId)
         var filter = SQLQueryString("true")
         if let appId {
             filter = "app_id = \(bind: appId)"
@@ -233,5 +332,40 @@ extension StorageSession {
         }
         try await sql.raw(delete).run()
         try await LedgerSummary.fill(sql, where: filter)
+    }
+}
+
+/// What the summary's sums read of a ledger row.
+public struct LedgerFigures: Sendable, Hashable {
+    public var appId: String
+    public var environment: String
+    public var productId: String
+    public var groupId: String
+    public var kind: String
+    public var start: Int64
+    public var activeUntil: Int64?
+    public var renewalNumber: Int64?
+    public var price: Int64?
+    public var familyShared: Bool
+    public var refundedAt: Int64?
+    public var refundAmount: Int64?
+    public var monthlyPrice: Int64?
+    public var commissionPerMille: Int64
+    public var taxPerMille: Int64?
+    public var willRenew: Bool?
+    public var acquisition: String?
+    public var usdRate: Double?
+
+    public init(
+        appId: String, environment: String, productId: String, groupId: String, kind: String, start: Int64, activeUntil: Int64?,
+        renewalNumber: Int64?, price: Int64?, familyShared: Bool, refundedAt: Int64?, refundAmount: Int64?, monthlyPrice: Int64?,
+        commissionPerMille: Int64, taxPerMille: Int64?, willRenew: Bool?, acquisition: String?, usdRate: Double?
+    ) {
+        (self.appId, self.environment, self.productId, self.groupId, self.kind) = (appId, environment, productId, groupId, kind)
+        (self.start, self.activeUntil, self.renewalNumber, self.price, self.familyShared) =
+            (start, activeUntil, renewalNumber, price, familyShared)
+        (self.refundedAt, self.refundAmount, self.monthlyPrice, self.commissionPerMille) =
+            (refundedAt, refundAmount, monthlyPrice, commissionPerMille)
+        (self.taxPerMille, self.willRenew, self.acquisition, self.usdRate) = (taxPerMille, willRenew, acquisition, usdRate)
     }
 }

@@ -99,6 +99,11 @@ struct LedgerSummaryTests {
             var (stored, fresh) = try await Self.summaries(database)
             #expect(!fresh.isEmpty)
             Self.expectSame(stored, fresh, "after the first writes")
+            // Rows read back equal what was written, so that writing a customer again writes only what changed.
+            let readBack = try await database.reading {
+                try await $0.storedLedger(customerId: "c5", environment: "Production", transactions: [])
+            }
+            #expect(Set(readBack.values.map(\.entry)) == Set(ledgers["c5"] ?? []) && readBack.count == 12)
 
             // Rewritten with other periods, emptied, and one transaction (t40, c2's) now listed under c3.
             ledgers["c0"] = Self.ledger(customer: "c0", transactions: 0..<15, using: &random)
