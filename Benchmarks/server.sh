@@ -10,6 +10,7 @@
 #   LEDGER_COST=1 Benchmarks/server.sh   # also what the money ledger adds to ingest: the same build compiled without
 #                                        # its ledger writes (-DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER, in .build-without-ledger),
 #                                        # the two runs alternated twice on fresh databases
+#   LEDGER_COST=1 STOREKEEPER_BIN=a STOREKEEPER_BIN_WITHOUT_LEDGER=b Benchmarks/server.sh   # two builds made elsewhere
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -26,11 +27,11 @@ if [ -z "${STOREKEEPER_BIN:-}" ]; then
 fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null)
 bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
-if [ -n "${LEDGER_COST:-}" ]; then
+if [ -n "${LEDGER_COST:-}" ] && [ -z "${STOREKEEPER_BIN_WITHOUT_LEDGER:-}" ]; then
     swift build -c release --product storekeeper --scratch-path .build-without-ledger \
         -Xswiftc -DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER > /dev/null
-    bin_without_ledger="$root/.build-without-ledger/release/storekeeper"
 fi
+bin_without_ledger="${STOREKEEPER_BIN_WITHOUT_LEDGER:-$root/.build-without-ledger/release/storekeeper}"
 work=$(mktemp -d)
 "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" "$renewals" com.example.load
 cat > "$work/catalog.json" <<'JSON'

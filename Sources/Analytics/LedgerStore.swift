@@ -190,13 +190,6 @@ extension LedgerEntry {
     }
 }
 
-extension Array {
-    /// Consecutive slices of at most `size` elements.
-    func chunks(of size: Int) -> [ArraySlice<Element>] {
-        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
-    }
-}
-
 enum LedgerColumns {
     static let insert = [
         "app_id", "environment", "transaction_id", "customer_id", "original_transaction_id", "product_id", "group_id", "kind",

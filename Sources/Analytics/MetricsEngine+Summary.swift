@@ -113,25 +113,28 @@ extension MetricsEngine {
 
     // MARK: - The summary's rows
 
-    /// `SELECT key, SUM(column)… FROM ledger_hourly` over the scope's rows with `firstHour <= hour < lastHour`, by key
-    /// in order.
+    /// `SELECT key, SUM(column)…` over the summary's rows of the scope with `firstHour <= hour < lastHour` (its
+    /// unfolded differences included), by key in order.
     func summed(_ scope: Scope, _ columns: [String], key: String, hours firstHour: Int64?, _ lastHour: Int64) async throws
         -> [(key: Int64, value: [Double])]
     {
-        let selected = columns.enumerated().map { "CAST(SUM(\($0.element)) AS DOUBLE PRECISION) AS v\($0.offset)" }
-        var query = SQLQueryString(
-            "SELECT \(unsafeRaw: key) AS k, \(unsafeRaw: selected.joined(separator: ", ")) FROM \(unsafeRaw: LedgerSummary.table) WHERE app_id = "
-        )
-        query.appendInterpolation(bind: scope.appId)
-        query.appendInterpolation(unsafeRaw: " AND environment = ")
-        query.appendInterpolation(bind: scope.environment)
+        func sums(_ name: (Int) -> String) -> String {
+            columns.indices.map { "CAST(SUM(\(name($0))) AS DOUBLE PRECISION) AS v\($0)" }.joined(separator: ", ")
+        }
+        var filter = SQLQueryString("app_id = ")
+        filter.appendInterpolation(bind: scope.appId)
+        filter.appendInterpolation(unsafeRaw: " AND environment = ")
+        filter.appendInterpolation(bind: scope.environment)
         for (column, value) in [("product_id", scope.productId), ("group_id", scope.group)] {
             guard let value else { continue }
-            query.appendInterpolation(unsafeRaw: " AND \(column) = ")
-            query.appendInterpolation(bind: value)
+            filter.appendInterpolation(unsafeRaw: " AND \(column) = ")
+            filter.appendInterpolation(bind: value)
         }
-        if let firstHour { query.appendInterpolation(unsafeRaw: " AND hour >= \(firstHour)") }
-        query.appendInterpolation(unsafeRaw: " AND hour < \(lastHour) GROUP BY \(key) ORDER BY k")
+        if let firstHour { filter.appendInterpolation(unsafeRaw: " AND hour >= \(firstHour)") }
+        filter.appendInterpolation(unsafeRaw: " AND hour < \(lastHour)")
+        var query = SQLQueryString("SELECT k, \(unsafeRaw: sums { "v\($0)" }) FROM (")
+        query.appendInterpolation(LedgerSummary.summing(select: "\(key) AS k, \(sums { columns[$0] })", where: filter, groupBy: key))
+        query.appendInterpolation(unsafeRaw: ") AS summary GROUP BY k ORDER BY k")
         let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
         return try rows.map { row in
             (

@@ -3,12 +3,19 @@ import SQLKit
 
 /// The money ledger summed per app, environment, product and UTC hour (`ledger_hourly`): what the metrics over many
 /// subscriptions read instead of the ledger's rows. It is derived like the ledger and moves with it in the same
-/// transaction (`StorageSession.maintainingLedgerSummary`), by the difference between the sums of the rows a change
-/// rewrites, taken before and after it; `rebuildLedgerSummary` computes it again from the ledger.
+/// transaction, by the difference between the sums of the rows a change rewrites, taken before and after it;
+/// `rebuildLedgerSummary` computes it again from the ledger.
+///
+/// A transaction does not update the summary's rows: every customer of an app writing in the same hour would wait on
+/// the same row's lock until the one before it commits. It appends its differences to `ledger_hourly_changes`
+/// instead (inserts, which wait on nobody), readers add those to the summary (`summing`), and
+/// `foldLedgerSummaryChanges` moves them into it now and then (the server's `LedgerSummaryFolder`).
 ///
 /// Its definition lives beside the schema because the migration that creates the table fills it from the ledger.
 public enum LedgerSummary {
     public static let table = "ledger_hourly"
+    /// Differences not yet folded into `table`: the same keys and columns, in the order they were written.
+    public static let changesTable = "ledger_hourly_changes"
     /// The summary's grain: a UTC hour (every zone whose offset is a whole number of hours is served by it).
     public static let hour: Int64 = 3_600_000
 
@@ -136,6 +143,32 @@ public enum LedgerSummary {
         try await table.primaryKey(keys).run()
     }
 
+    /// The table of differences not yet folded in (`changesTable`), in write order.
+    static func createChanges(_ db: any SQLDatabase) async throws {
+        var table = db.create(table: changesTable)
+            .column("seq", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("app_id", type: .text, .notNull)
+            .column("environment", type: .text, .notNull)
+            .column("hour", type: .bigint, .notNull)
+            .column("product_id", type: .text, .notNull)
+            .column("group_id", type: .text, .notNull)
+        for column in columns { table = table.column(column, type: .custom(SQLRaw("DOUBLE PRECISION")), .notNull) }
+        try await table.run()
+    }
+
+    /// `SELECT <select> FROM … WHERE <filter> GROUP BY <group>` over the summary and its unfolded differences: the
+    /// sums as they are now. `select` and `filter` name the summary's own columns.
+    public static func summing(select: String, where filter: SQLQueryString, groupBy group: String) -> SQLQueryString {
+        var query = SQLQueryString("")
+        for (index, source) in [table, changesTable].enumerated() {
+            if index > 0 { query.appendInterpolation(unsafeRaw: " UNION ALL ") }
+            query.appendInterpolation(unsafeRaw: "SELECT \(select) FROM \(source) WHERE ")
+            query.appendInterpolation(filter)
+            query.appendInterpolation(unsafeRaw: " GROUP BY \(group)")
+        }
+        return query
+    }
+
     /// The sums of the ledger rows that `filter` selects, per key: each row in the hour it starts, and once more
     /// (its running sums only) in the hour its access ends.
     static func contributions(where filter: SQLQueryString) -> SQLQueryString {
@@ -221,13 +254,8 @@ public enum LedgerSummary {
     static func read(_ db: any SQLDatabase, where filter: SQLQueryString) async throws -> [Key: [Double]] {
         var result: [Key: [Double]] = [:]
         for row in try await db.raw(contributions(where: filter)).all() {
-            let key = Key(
-                appId: try row.decode(column: "app_id", as: String.self),
-                environment: try row.decode(column: "environment", as: String.self),
-                hour: try row.decode(column: "hour", as: Int64.self),
-                productId: try row.decode(column: "product_id", as: String.self),
-                groupId: try row.decode(column: "group_id", as: String.self))
-            result[key] = try columns.map { try row.decode(column: $0, as: Double?.self) ?? 0 }
+            let (key, values) = try decode(row)
+            result[key] = values
         }
         return result
     }
@@ -235,16 +263,7 @@ public enum LedgerSummary {
     /// Adds `deltas` to the summary, keys in order (so that concurrent writers take the rows' locks in one order and
     /// never deadlock on them).
     static func add(_ deltas: [Key: [Double]], to db: any SQLDatabase) async throws {
-        let ordered = deltas.filter { $0.value.contains { $0 != 0 } }.sorted { $0.key < $1.key }
-        // SQLite binds at most 32,766 values per statement: 37 per row, in slices of 500 rows.
-        var start = ordered.startIndex
-        while start < ordered.endIndex {
-            let slice = ordered[start..<min(start + 500, ordered.endIndex)]
-            let rows = slice.map { key, values in
-                SQLGroupExpression(
-                    [SQLBind(key.appId), SQLBind(key.environment), SQLBind(key.hour), SQLBind(key.productId), SQLBind(key.groupId)]
-                        + values.map { SQLBind($0) as any SQLExpression })
-            }
+        for rows in valueRows(deltas) {
             try await db.raw(
                 """
                 INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) VALUES \(SQLList(rows))
@@ -252,14 +271,44 @@ public enum LedgerSummary {
                 \(unsafeRaw: columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", "))
                 """
             ).run()
-            start = slice.endIndex
         }
+    }
+
+    /// Appends `deltas` to the unfolded differences.
+    static func append(_ deltas: [Key: [Double]], to db: any SQLDatabase) async throws {
+        for rows in valueRows(deltas) {
+            try await db.raw(
+                "INSERT INTO \(unsafeRaw: changesTable) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) VALUES \(SQLList(rows))"
+            ).run()
+        }
+    }
+
+    /// The keys that change something, in order, as rows of VALUES: in slices of 500 (SQLite binds at most 32,766
+    /// values per statement; a row has 26).
+    static func valueRows(_ deltas: [Key: [Double]]) -> [[SQLGroupExpression]] {
+        let ordered = deltas.filter { $0.value.contains { $0 != 0 } }.sorted { $0.key < $1.key }
+        let rows = ordered.map { key, values in
+            SQLGroupExpression(
+                [SQLBind(key.appId), SQLBind(key.environment), SQLBind(key.hour), SQLBind(key.productId), SQLBind(key.groupId)]
+                    + values.map { SQLBind($0) as any SQLExpression })
+        }
+        return rows.chunks(of: 500).map(Array.init)
+    }
+
+    /// Reads a row of the summary's keys and columns.
+    static func decode(_ row: any SQLRow) throws -> (key: Key, values: [Double]) {
+        let key = Key(
+            appId: try row.decode(column: "app_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            hour: try row.decode(column: "hour", as: Int64.self),
+            productId: try row.decode(column: "product_id", as: String.self),
+            groupId: try row.decode(column: "group_id", as: String.self))
+        return (key, try columns.map { try row.decode(column: $0, as: Double?.self) ?? 0 })
     }
 }
 
-/// What a transaction's ledger changes move the summary by, gathered until it is about to commit. The summary's rows
-/// are shared by every customer of an app: written last, in key order, they are locked after every customer lock the
-/// transaction takes and in one order by all transactions, so that neither order can deadlock.
+/// What a transaction's ledger changes move the summary by, gathered until it is about to commit and then appended
+/// to the unfolded differences in one statement.
 final class LedgerSummaryChanges: Sendable {
     private let deltas = NIOLockedValueBox<[LedgerSummary.Key: [Double]]>([:])
 
@@ -304,10 +353,39 @@ extension StorageSession {
         summaryChanges.add(LedgerSummary.contributions(of: added), sign: 1)
     }
 
-    /// Writes the summary's pending changes (`writing` does, last).
+    /// Writes the summary's pending changes, as differences to fold in later (`writing` does, last).
     public func applyLedgerSummaryChanges() async throws {
-        try await LedgerSummary.add(summaryChanges.take(), to: sql)
+        try await LedgerSummary.append(summaryChanges.take(), to: sql)
     }
+
+    /// Folds the oldest `limit` unfolded differences into the summary, and answers how many it folded. On PostgreSQL
+    /// one transaction folds at a time (another answers 0 at once), and never while the summary is rebuilt; readers
+    /// see the differences either still apart or already folded, never both.
+    public func foldLedgerSummaryChanges(limit: Int) async throws -> Int {
+        if kind == .postgres {
+            let row = try await sql.raw("SELECT pg_try_advisory_xact_lock(\(unsafeRaw: Self.summaryLock)) AS locked").first()
+            guard try row?.decode(column: "locked", as: Bool.self) == true else { return 0 }
+        }
+        let table = LedgerSummary.changesTable
+        let rows = try await sql.raw(
+            """
+            DELETE FROM \(unsafeRaw: table) WHERE seq IN (SELECT seq FROM \(unsafeRaw: table) ORDER BY seq LIMIT \(unsafeRaw: "\(limit)"))
+            RETURNING \(unsafeRaw: (LedgerSummary.keys + LedgerSummary.columns).joined(separator: ", "))
+            """
+        ).all()
+        var deltas: [LedgerSummary.Key: [Double]] = [:]
+        for row in rows {
+            let (key, values) = try LedgerSummary.decode(row)
+            deltas[key] = zip(deltas[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+        }
+        try await LedgerSummary.add(deltas, to: sql)
+        return rows.count
+    }
+
+    /// The advisory lock (PostgreSQL) that folding and rebuilding the summary take (a fold that ran beside a rebuild
+    /// could add differences the rebuilt sums already hold): its arguments, a constant and the schema, since the
+    /// tables it guards are the schema's and advisory locks are the database's.
+    static let summaryLock = "1397967711, hashtext(current_schema())"  // 0x5353_4B5F: "SK_"
 
     /// Holds off every other writer of the ledger until the transaction ends, for a change that reads or rewrites
     /// the rows of many customers (their own recomputes would move the summary meanwhile). Readers are not held; on
@@ -319,18 +397,22 @@ extension StorageSession {
     /// Computes the summary again from the ledger (one app's, or every app's).
     public func rebuildLedgerSummary(appId: String? = nil) async throws {
         try await lockLedgerForWriting()
-        // Changes gathered earlier in this transaction are in the ledger the summary is computed from.
+        if kind == .postgres { try await sql.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: Self.summaryLock))").run() }
+        // Changes gathered earlier in this transaction, and those written by the transactions before it, are in the
+        // ledger the summary is computed from.
         _ = summaryChanges.take(appId: appId)
         var filter = SQLQueryString("true")
         if let appId {
             filter = "app_id = \(bind: appId)"
         }
-        var delete = SQLQueryString("DELETE FROM \(unsafeRaw: LedgerSummary.table)")
-        if let appId {
-            delete.appendInterpolation(unsafeRaw: " WHERE app_id = ")
-            delete.appendInterpolation(bind: appId)
+        for table in [LedgerSummary.table, LedgerSummary.changesTable] {
+            var delete = SQLQueryString("DELETE FROM \(unsafeRaw: table)")
+            if let appId {
+                delete.appendInterpolation(unsafeRaw: " WHERE app_id = ")
+                delete.appendInterpolation(bind: appId)
+            }
+            try await sql.raw(delete).run()
         }
-        try await sql.raw(delete).run()
         try await LedgerSummary.fill(sql, where: filter)
     }
 }
@@ -367,5 +449,12 @@ public struct LedgerFigures: Sendable, Hashable {
         (self.refundedAt, self.refundAmount, self.monthlyPrice, self.commissionPerMille) =
             (refundedAt, refundAmount, monthlyPrice, commissionPerMille)
         (self.taxPerMille, self.willRenew, self.acquisition, self.usdRate) = (taxPerMille, willRenew, acquisition, usdRate)
+    }
+}
+
+extension Array {
+    /// Consecutive slices of at most `size` elements (statements in slices, under the databases' limits on binds).
+    public func chunks(of size: Int) -> [ArraySlice<Element>] {
+        stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }
     }
 }

@@ -246,5 +246,9 @@ public enum Schema {
                 .run()
             }
         },
+        Migration(version: 5, name: "the hourly summary's unfolded differences") { db in
+            // Transactions append what they move the summary by, instead of updating its shared rows (LedgerSummary).
+            try await LedgerSummary.createChanges(db)
+        },
     ]
 }

@@ -91,9 +91,9 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// then reconciliation when it is on.
+    /// the hourly summary's folding, then reconciliation when it is on.
     public var services: [any Service] {
-        var services: [any Service] = [DatabaseService(database: database)]
+        var services: [any Service] = [DatabaseService(database: database), LedgerSummaryFolder(database: database, logger: logger)]
         if let interval = settings.reconcileInterval {
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }

@@ -45,26 +45,39 @@ struct LedgerSummaryTests {
         }
     }
 
-    /// The stored summary, and the summary computed afresh from the ledger, keyed alike.
+    /// The stored summary (its rows plus the differences not folded in yet), and the summary computed afresh from the
+    /// ledger, keyed alike.
     static func summaries(_ database: StorageDatabase) async throws -> (
         stored: [LedgerSummary.Key: [Double]], fresh: [LedgerSummary.Key: [Double]]
     ) {
         try await database.reading { session in
             var stored: [LedgerSummary.Key: [Double]] = [:]
-            for row in try await session.sql.raw("SELECT * FROM ledger_hourly").all() {
-                let key = LedgerSummary.Key(
-                    appId: try row.decode(column: "app_id", as: String.self),
-                    environment: try row.decode(column: "environment", as: String.self),
-                    hour: try row.decode(column: "hour", as: Int64.self),
-                    productId: try row.decode(column: "product_id", as: String.self),
-                    groupId: try row.decode(column: "group_id", as: String.self))
-                let values = try LedgerSummary.columns.map { try row.decode(column: $0, as: Double.self) }
-                // Rows whose sums all went back to zero (what they counted moved away) stand for nothing.
-                if values.contains(where: { abs($0) > 1e-9 }) { stored[key] = values }
+            for table in [LedgerSummary.table, LedgerSummary.changesTable] {
+                for row in try await session.sql.raw("SELECT * FROM \(unsafeRaw: table)").all() {
+                    let (key, values) = try LedgerSummary.decode(row)
+                    stored[key] = zip(stored[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+                }
             }
+            // Rows whose sums all went back to zero (what they counted moved away) stand for nothing.
+            stored = stored.filter { $0.value.contains { abs($0) > 1e-9 } }
             let fresh = try await LedgerSummary.read(session.sql, where: "true").filter { $0.value.contains { abs($0) > 1e-9 } }
             return (stored, fresh)
         }
+    }
+
+    /// How many differences wait to be folded in.
+    static func unfolded(_ database: StorageDatabase) async throws -> Int64 {
+        try await database.reading {
+            try await $0.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.changesTable)").first()?.decode(
+                column: "n", as: Int64.self) ?? -1
+        }
+    }
+
+    /// Folds every difference in, in small batches; answers how many batches it took.
+    static func foldAll(_ database: StorageDatabase) async throws -> Int {
+        var batches = 0
+        while try await database.writing({ try await $0.foldLedgerSummaryChanges(limit: 7) }) > 0 { batches += 1 }
+        return batches
     }
 
     static func expectSame(_ a: [LedgerSummary.Key: [Double]], _ b: [LedgerSummary.Key: [Double]], _ when: String) {
@@ -133,6 +146,13 @@ struct LedgerSummaryTests {
             }
             (stored, fresh) = try await Self.summaries(database)
             Self.expectSame(stored, fresh, "after a rates import")
+
+            // Folded in, batch by batch: the same sums, and nothing left apart.
+            #expect(try await Self.unfolded(database) > 7)
+            #expect(try await Self.foldAll(database) > 1)
+            #expect(try await Self.unfolded(database) == 0)
+            let folded = try await Self.summaries(database)
+            Self.expectSame(folded.stored, fresh, "after folding")
             let after = try await MetricsEngine(database: database).overview(
                 appId: "app_1", environment: .production, now: Self.origin + 60 * Self.day + 1234)
             #expect(after.mrr > before.mrr, "EUR subscriptions count in MRR once EUR has a rate")
@@ -154,9 +174,13 @@ struct LedgerSummaryTests {
             var entries: [LedgerEntry] = []
             for c in 0..<20 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 15), using: &random) }
             try await LedgerFormulaTests.store(entries, in: database)
+            // Readers add the summary's rows and its unfolded differences: here the ledger's first writes folded in,
+            // the rates import's differences not.
+            _ = try await Self.foldAll(database)
             _ = try await database.writing {
                 try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2025-12-01,EUR,1.08\n"))
             }
+            #expect(try await Self.unfolded(database) > 0)
             let summary = MetricsEngine(database: database)
             let ledger = MetricsEngine(database: database, usesSummary: false)
             let now = Self.origin + 100 * Self.day + 1_234_567

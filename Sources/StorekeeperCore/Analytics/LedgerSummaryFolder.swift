@@ -1,0 +1,44 @@
+import Logging
+import ServiceLifecycle
+import Storage
+
+/// Folds the hourly summary's unfolded differences into it while the server runs (`StorageSession
+/// .foldLedgerSummaryChanges`): every `interval`, batches of `batch` until none is left. Readers add the differences
+/// not folded yet, so what this changes is only how many rows they add, never the numbers. On shutdown the current
+/// batch's transaction finishes or rolls back whole; what is left is folded by the next server.
+public struct LedgerSummaryFolder: Service {
+    let database: StorageDatabase
+    let logger: Logger
+    var interval: Duration = .seconds(2)
+    var batch = 5_000
+
+    public init(database: StorageDatabase, logger: Logger) {
+        self.database = database
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await foldAll()
+            } catch {
+                logger.warning("could not fold the hourly summary's differences", metadata: ["error": "\(error)"])
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// Folds batches until a batch comes back short (nothing left, or another server folding on PostgreSQL).
+    func foldAll() async throws {
+        let batch = self.batch
+        while !Task.isShuttingDownGracefully {
+            let folded = try await database.writing { try await $0.foldLedgerSummaryChanges(limit: batch) }
+            if folded > 0 { logger.debug("folded the hourly summary's differences", metadata: ["rows": "\(folded)"]) }
+            if folded < batch { return }
+        }
+    }
+}
