@@ -133,27 +133,24 @@ public enum LedgerSummary {
 
     /// The migration's table: its keys and a DOUBLE PRECISION per column.
     static func create(_ db: any SQLDatabase) async throws {
-        var table = db.create(table: table)
-            .column("app_id", type: .text, .notNull)
-            .column("environment", type: .text, .notNull)
-            .column("hour", type: .bigint, .notNull)
-            .column("product_id", type: .text, .notNull)
-            .column("group_id", type: .text, .notNull)
-        for column in columns { table = table.column(column, type: .custom(SQLRaw("DOUBLE PRECISION")), .notNull) }
-        try await table.primaryKey(keys).run()
+        try await keysAndSums(db.create(table: table)).primaryKey(keys).run()
     }
 
     /// The table of differences not yet folded in (`changesTable`), in write order.
     static func createChanges(_ db: any SQLDatabase) async throws {
-        var table = db.create(table: changesTable)
-            .column("seq", type: .bigint, .primaryKey(autoIncrement: true))
+        try await keysAndSums(db.create(table: changesTable).column("seq", type: .bigint, .primaryKey(autoIncrement: true))).run()
+    }
+
+    /// The summary's key columns and a DOUBLE PRECISION per sum column, added to a table being created.
+    private static func keysAndSums(_ table: SQLCreateTableBuilder) -> SQLCreateTableBuilder {
+        var table = table
             .column("app_id", type: .text, .notNull)
             .column("environment", type: .text, .notNull)
             .column("hour", type: .bigint, .notNull)
             .column("product_id", type: .text, .notNull)
             .column("group_id", type: .text, .notNull)
         for column in columns { table = table.column(column, type: .custom(SQLRaw("DOUBLE PRECISION")), .notNull) }
-        try await table.run()
+        return table
     }
 
     /// `SELECT <select> FROM … WHERE <filter> GROUP BY <group>` over the summary and its unfolded differences: the
