@@ -143,7 +143,8 @@ public enum LedgerSummary {
 
     /// The summary's key columns and a DOUBLE PRECISION per sum column, added to a table being created.
     private static func keysAndSums(_ table: SQLCreateTableBuilder) -> SQLCreateTableBuilder {
-        var table = table
+        var table =
+            table
             .column("app_id", type: .text, .notNull)
             .column("environment", type: .text, .notNull)
             .column("hour", type: .bigint, .notNull)
