@@ -9,7 +9,8 @@
 #   STOREKEEPER_BIN=/path/to/other/storekeeper Benchmarks/server.sh   # measure another build (e.g. before a change)
 #   LEDGER_COST=1 Benchmarks/server.sh   # also what the money ledger adds to ingest: the same build compiled without
 #                                        # its ledger writes (-DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER, in .build-without-ledger),
-#                                        # the two runs alternated twice on fresh databases
+#                                        # the two runs alternated on fresh databases, ROUNDS times (default 5): the
+#                                        # median of the rounds' ratios, and their spread (this machine is noisy)
 #   LEDGER_COST=1 STOREKEEPER_BIN=a STOREKEEPER_BIN_WITHOUT_LEDGER=b Benchmarks/server.sh   # two builds made elsewhere
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,7 +79,7 @@ ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications;
 if [ -n "${LEDGER_COST:-}" ]; then
     for database in $databases; do
         results=()
-        for round in 1 2; do
+        for round in $(seq 1 "${ROUNDS:-5}"); do
             for build in without with; do
                 fresh_database "$database" storekeeper_bench_ledger
                 if [ "$build" = with ]; then binary=$bin; else binary=$bin_without_ledger; fi
@@ -87,10 +88,14 @@ if [ -n "${LEDGER_COST:-}" ]; then
                 results+=("$build $(echo "$output" | sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')")
             done
         done
-        # Ingest time per notification is the inverse of the throughput at the same concurrency.
-        printf '%s\n' "${results[@]}" | awk -v db="$database" '{s[$1] += $2; n[$1]++} END {
-            w = s["with"] / n["with"]; o = s["without"] / n["without"]
-            printf "    [%s] ingest time with the ledger / without = %.3f (%.0f req/s with, %.0f without)\n", db, o / w, w, o }'
+        # Ingest time per notification is the inverse of the throughput at the same concurrency; each round's ratio
+        # compares two runs made back to back, and the median of the rounds' ratios is the figure.
+        printf '%s\n' "${results[@]}" | awk -v db="$database" '
+            $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; sw += w; sx += $2 }
+            END {
+                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+                m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+                printf "    [%s] ingest time with the ledger / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, m, n, r[1], r[n], sx / n, sw / n }'
     done
 fi
 
