@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Entitlements", targets: ["Entitlements"]),
         .library(name: "Analytics", targets: ["Analytics"]),
         .library(name: "Experiments", targets: ["Experiments"]),
+        .library(name: "Integrations", targets: ["Integrations"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -98,6 +99,11 @@ let package = Package(
                 "Storage",
                 .product(name: "SQLKit", package: "sql-kit"),
             ]
+        ),
+        // Events out: the durable outbox's destinations (Standard Webhooks signatures, retry schedules). No HTTP server.
+        .target(
+            name: "Integrations",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // The domain: use cases (ingestion, purchase linking, customer reads, app administration, reconciliation),
         // caches and the domain error. No HTTP.
@@ -252,6 +258,11 @@ let package = Package(
         .testTarget(
             name: "ExperimentsTests",
             dependencies: ["Experiments", "storekeeper", "TestSupport"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "IntegrationsTests",
+            dependencies: ["Integrations", .product(name: "Crypto", package: "swift-crypto")],
             resources: [.copy("Fixtures")]
         ),
     ],

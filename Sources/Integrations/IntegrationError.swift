@@ -1,0 +1,27 @@
+/// What the integrations refuse, by name: a malformed secret or schedule from an operator, a signature a receiver
+/// must not accept.
+public struct IntegrationError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable {
+        /// A webhook signing secret that is not `whsec_` followed by base64 of at least one byte.
+        case invalidSecret
+        /// A retry schedule with a negative or non-finite delay, or more attempts than allowed.
+        case invalidRetrySchedule
+        /// A webhook request whose `webhook-id`, `webhook-timestamp` or `webhook-signature` header is missing or
+        /// malformed.
+        case missingSignatureHeaders
+        /// A webhook timestamp further from now than the tolerance (a replayed or delayed request).
+        case timestampOutOfTolerance
+        /// No signature in `webhook-signature` matches the body under the secret.
+        case signatureMismatch
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}
