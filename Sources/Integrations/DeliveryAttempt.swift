@@ -1,0 +1,46 @@
+/// A destination's answer to one attempt, as the worker saw it: the HTTP status and headers, and the first bytes of
+/// the body, or the transport's failure (refused connection, timeout, TLS) when there was no answer.
+public struct AttemptAnswer: Sendable, Hashable {
+    public var status: Int?
+    public var headers: [String: String]
+    public var body: [UInt8]
+    public var failure: String?
+
+    /// How much of an answer's body is kept with the delivery.
+    public static let keptBodyBytes = 1024
+
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
+        self.status = status
+        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.body = Array(body.prefix(Self.keptBodyBytes))
+        self.failure = nil
+    }
+
+    public init(failure: String) {
+        self.status = nil
+        self.headers = [:]
+        self.body = []
+        self.failure = failure
+    }
+
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What an attempt's answer means.
+public enum AttemptVerdict: Sendable, Hashable {
+    case delivered
+    /// A failure that may pass: try again when the schedule says, and not before `retryAfter` (milliseconds).
+    case retry(reason: String, retryAfter: Int64?)
+    /// This delivery can never succeed (the destination refused this event alone): it is dead, the others go on.
+    case rejected(reason: String)
+    /// The destination itself is gone or refuses us: it is disabled with this reason until the operator enables it
+    /// again, and the delivery is dead (a replay sends it again).
+    case disableDestination(reason: String)
+
+    public var reason: String? {
+        switch self {
+        case .delivered: nil
+        case .retry(let reason, _), .rejected(let reason), .disableDestination(let reason): reason
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+
+/// A Standard Webhooks (v1) delivery: the request's headers, and what its answer means.
+public enum WebhookDelivery {
+    /// The headers of one attempt: `webhook-id` (the delivery's id, the same on every attempt and replay, so the
+    /// receiver can deduplicate), `webhook-timestamp` (this attempt, Unix seconds), `webhook-signature` (one per
+    /// secret: two during a rotation), and the operator's static `Authorization` if any.
+    public static func headers(
+        id: String, timestamp: Int64, body: some DataProtocol, secrets: [WebhookSecret], authorization: String? = nil
+    ) -> [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = [
+            ("content-type", "application/json"),
+            ("webhook-id", id),
+            ("webhook-timestamp", "\(timestamp)"),
+            ("webhook-signature", WebhookSignature.header(id: id, timestamp: timestamp, body: body, secrets: secrets)),
+        ]
+        if let authorization, !authorization.isEmpty { headers.append(("authorization", authorization)) }
+        return headers
+    }
+
+    /// A 2xx is delivered; 410 Gone disables the webhook; anything else (another status, a redirect, which is never
+    /// followed, a timeout or no connection) is a failed attempt, retried after the `Retry-After` it asked for if any.
+    public static func verdict(_ answer: AttemptAnswer, now: Int64) -> AttemptVerdict {
+        guard let status = answer.status else { return .retry(reason: answer.failure ?? "no answer", retryAfter: nil) }
+        switch status {
+        case 200..<300:
+            return .delivered
+        case 410:
+            return .disableDestination(reason: "the webhook answered 410 Gone")
+        case 300..<400:
+            return .retry(reason: "the webhook answered a redirect (\(status)), which is not followed", retryAfter: nil)
+        default:
+            return .retry(
+                reason: "the webhook answered \(status)",
+                retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) })
+        }
+    }
+}
