@@ -55,16 +55,24 @@ public struct RetrySchedule: Sendable, Hashable {
 /// `retry_after` seconds (Telegram).
 public enum RetryAfter {
     /// The wait in milliseconds from `now` (milliseconds since 1970), or nil when the value is neither form. A date
-    /// in the past is no wait (0).
+    /// in the past is no wait (0); a wait longer than `longest` (a week, beyond the whole default schedule) is cut to
+    /// it, so that a destination's number can neither overflow nor park a delivery for years.
     public static func milliseconds(_ value: String, now: Int64) -> Int64? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int64(trimmed) { return seconds >= 0 ? seconds * 1000 : nil }
-        if let seconds = Double(trimmed), seconds.isFinite, seconds >= 0 { return Int64((seconds * 1000).rounded()) }
+        guard let seconds = Double(trimmed) ?? httpDate(trimmed).map({ $0 - Double(now) / 1000 }), !seconds.isNaN else { return nil }
+        if seconds < 0 { return Double(trimmed) == nil ? 0 : nil }
+        return Int64((min(seconds, Double(longest)) * 1000).rounded())
+    }
+
+    /// The longest wait a destination can ask for, in seconds.
+    public static let longest = RetrySchedule.maximumDelay
+
+    /// An HTTP date (IMF-fixdate), in seconds since 1970.
+    private static func httpDate(_ trimmed: String) -> Double? {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, Int64((date.timeIntervalSince1970 * 1000).rounded()) - now)
+        return formatter.date(from: trimmed)?.timeIntervalSince1970
     }
 }

@@ -62,7 +62,9 @@ public enum WebhookSignature {
         guard let seconds = Int64(timestamp) else {
             throw IntegrationError(.missingSignatureHeaders, "webhook-timestamp is not a whole number of seconds")
         }
-        guard abs(now - seconds) <= tolerance else {
+        // Compared without subtracting the sender's number from ours: an extreme timestamp must be refused, not
+        // overflow.
+        guard seconds >= now - tolerance, seconds <= now + tolerance else {
             throw IntegrationError(.timestampOutOfTolerance, "webhook-timestamp is more than \(tolerance) s from now")
         }
         let expected = Array(sign(id: id, timestamp: seconds, body: body, secret: secret).utf8)

@@ -58,5 +58,11 @@ import Testing
         #expect(RetryAfter.milliseconds("Sun, 06 Nov 1994 08:48:37 GMT", now: now) == 0)
         #expect(RetryAfter.milliseconds("-3", now: now) == nil)
         #expect(RetryAfter.milliseconds("soon", now: now) == nil)
+        // A destination's extreme numbers are cut to a week, never overflow.
+        let week = RetrySchedule.maximumDelay * 1000
+        for extreme in ["9223372036854775807", "1e400", "inf", "Fri, 31 Dec 9999 23:59:59 GMT"] {
+            #expect(RetryAfter.milliseconds(extreme, now: now) == week, "\(extreme)")
+        }
+        #expect(RetryAfter.milliseconds("nan", now: now) == nil)
     }
 }

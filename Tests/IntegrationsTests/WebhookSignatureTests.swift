@@ -86,6 +86,9 @@ import Testing
         #expect(code(now: vector.timestamp - 301) == .timestampOutOfTolerance)
         #expect(code(now: vector.timestamp + 300) == nil)
         #expect(code(timestamp: "\(vector.timestamp).5") == .missingSignatureHeaders)
+        // A sender's extreme timestamps are refused, never overflow.
+        #expect(code(timestamp: "\(Int64.min)") == .timestampOutOfTolerance)
+        #expect(code(timestamp: "\(Int64.max)") == .timestampOutOfTolerance)
         #expect(code(id: nil) == .missingSignatureHeaders)
         #expect(code(timestamp: nil) == .missingSignatureHeaders)
         #expect(code(signature: nil) == .missingSignatureHeaders)
