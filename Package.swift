@@ -103,7 +103,13 @@ let package = Package(
         // Events out: the durable outbox's destinations (Standard Webhooks signatures, retry schedules). No HTTP server.
         .target(
             name: "Integrations",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // The domain: use cases (ingestion, purchase linking, customer reads, app administration, reconciliation),
         // caches and the domain error. No HTTP.
@@ -114,6 +120,7 @@ let package = Package(
                 "Entitlements",
                 "Storage",
                 "Analytics",
+                "Integrations",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -16,12 +16,20 @@ public struct AttemptAnswer: Sendable, Hashable {
         self.failure = nil
     }
 
-    public init(failure: String) {
+    /// No answer: `failure` says why. `permanent` when no attempt can succeed as configured (an address the policy
+    /// refuses): the destination is disabled rather than retried.
+    public init(failure: String, permanent: Bool = false) {
         self.status = nil
         self.headers = [:]
         self.body = []
         self.failure = failure
+        self.permanent = permanent
     }
+
+    public var permanent = false
+
+    /// The kept body as text (invalid UTF-8 repaired).
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
 
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }

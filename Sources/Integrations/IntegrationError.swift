@@ -13,14 +13,23 @@ public struct IntegrationError: Error, Sendable, Hashable, CustomStringConvertib
         case timestampOutOfTolerance
         /// No signature in `webhook-signature` matches the body under the secret.
         case signatureMismatch
+        /// A destination's configuration that cannot be used: an unknown kind or field, a missing or malformed one.
+        case invalidConfiguration
+        /// A destination address that resolves to loopback, private, link-local or other internal ranges (refused
+        /// unless the operator allows them), or that does not resolve.
+        case forbiddenAddress
     }
+
+    /// The configuration field at fault, when there is one (`config.url`).
+    public var field: String?
 
     public let code: Code
     public let message: String
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, field: String? = nil) {
         self.code = code
         self.message = message
+        self.field = field
     }
 
     public var description: String { "\(code.rawValue): \(message)" }

@@ -18,10 +18,36 @@ public enum WebhookDelivery {
         return headers
     }
 
+    /// The body: `{"type", "timestamp", "data": {"event", "customer", "app", "environment"}}`. `type` is the event's
+    /// type; `timestamp` (ISO 8601) is when it was recorded, the same on every attempt; `data.event` is the stored
+    /// event with `recordedAt` (and `retractedAt` on a retraction); `data.customer` is the customer's names and last
+    /// computed state in the event's environment.
+    public static func body(_ event: OutboundEvent) -> String {
+        var eventMembers = [("recordedAt", "\(event.recordedAt)")]
+        if let retractedAt = event.retractedAt { eventMembers.append(("retractedAt", "\(retractedAt)")) }
+        let customer = JSONText.object(
+            [
+                ("customerId", JSONText.string(event.customerId)), ("appUserId", JSONText.optional(event.appUserId)),
+                ("aliases", JSONText.array(event.aliases)),
+            ], then: event.stateJSON)
+        let data = JSONText.object([
+            ("event", JSONText.object(eventMembers, then: event.eventJSON)),
+            ("customer", customer),
+            ("app", JSONText.object([("id", JSONText.string(event.appId)), ("bundleId", JSONText.string(event.bundleId))])),
+            ("environment", JSONText.string(event.environment)),
+        ])
+        return JSONText.object([
+            ("type", JSONText.string(event.type)), ("timestamp", JSONText.string(JSONText.isoTime(event.recordedAt))), ("data", data),
+        ])
+    }
+
     /// A 2xx is delivered; 410 Gone disables the webhook; anything else (another status, a redirect, which is never
     /// followed, a timeout or no connection) is a failed attempt, retried after the `Retry-After` it asked for if any.
     public static func verdict(_ answer: AttemptAnswer, now: Int64) -> AttemptVerdict {
-        guard let status = answer.status else { return .retry(reason: answer.failure ?? "no answer", retryAfter: nil) }
+        guard let status = answer.status else {
+            if answer.permanent { return .disableDestination(reason: answer.failure ?? "refused") }
+            return .retry(reason: answer.failure ?? "no answer", retryAfter: nil)
+        }
         switch status {
         case 200..<300:
             return .delivered

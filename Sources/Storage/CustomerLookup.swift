@@ -24,6 +24,19 @@ extension StorageSession {
             .orderBy("created_at").orderBy("app_user_id").all().map { try $0.decode(column: "app_user_id", as: String.self) }
     }
 
+    /// The app user ids of several customers at once, each list oldest first.
+    public func appUserIds(customers ids: [String]) async throws -> [String: [String]] {
+        guard !ids.isEmpty else { return [:] }
+        var names: [String: [String]] = [:]
+        for row in try await sql.select().columns("customer_id", "app_user_id").from("app_users").where("customer_id", .in, ids)
+            .orderBy("created_at").orderBy("app_user_id").all()
+        {
+            names[try row.decode(column: "customer_id", as: String.self), default: []]
+                .append(try row.decode(column: "app_user_id", as: String.self))
+        }
+        return names
+    }
+
     /// Every stored version of the transactions of these original transactions, by signing date.
     public func transactionVersions(app appId: String, originalTransactionIds ids: [String]) async throws -> [TransactionRecord] {
         guard !ids.isEmpty else { return [] }

@@ -80,8 +80,8 @@ public struct EventRecord: Sendable, Hashable {
 extension StorageSession {
     /// Makes the stored events of some original transactions in one environment match `derived`, the events the
     /// facts give now: new ones are recorded, stored ones that are no longer derived are retracted, and retracted ones
-    /// derived again are restored. Each change is a new row at the end of the stream. Returns what changed.
-    ///
+    /// derived again are restored. Each change is a new row at the end of the stream, and each gets a delivery for
+    /// every destination of the app that takes it (the outbox, in this same transaction). Returns what changed.
     @discardableResult
     public func syncEvents(
         app appId: String, environment: String, originalTransactionIds: [String], derived: [EventRecord], at now: Int64
@@ -99,7 +99,7 @@ extension StorageSession {
                 existing[record.eventId] = record
             }
         }
-        var recorded = 0
+        var written: [WrittenEvent] = []
         var retracted = 0
         var derivedIds = Set<String>()
         var fresh: [EventRecord] = []
@@ -107,32 +107,32 @@ extension StorageSession {
             derivedIds.insert(event.eventId)
             if let stored = existing[event.eventId] {
                 guard stored.retractedAt != nil else { continue }
-                try await replace(stored, with: event)
-                recorded += 1
+                written += try await replace(stored, with: event)
             } else {
                 fresh.append(event)
             }
         }
-        recorded += try await insertEvents(fresh)
+        written += try await insertEvents(fresh)
+        let recorded = written.count
         for stored in existing.values where stored.retractedAt == nil && !derivedIds.contains(stored.eventId) {
             var retraction = stored
             retraction.retractedAt = now
             retraction.recordedAt = now
-            try await replace(stored, with: retraction)
+            written += try await replace(stored, with: retraction)
             retracted += 1
         }
+        try await enqueueDeliveries(app: appId, written: written, at: now)
         return (recorded, retracted)
     }
 
-    private func replace(_ stored: EventRecord, with event: EventRecord) async throws {
+    private func replace(_ stored: EventRecord, with event: EventRecord) async throws -> [WrittenEvent] {
         try await sql.delete(from: "events").where("app_id", .equal, stored.appId).where("event_id", .equal, stored.eventId).run()
-        try await insertEvents([event])
+        return try await insertEvents([event])
     }
 
-    /// Inserts events in one statement; those already stored (by id) are left alone. Returns how many were new.
-    @discardableResult
-    private func insertEvents(_ events: [EventRecord]) async throws -> Int {
-        guard !events.isEmpty else { return 0 }
+    /// Inserts events in one statement; those already stored (by id) are left alone. Returns the new rows.
+    private func insertEvents(_ events: [EventRecord]) async throws -> [WrittenEvent] {
+        guard !events.isEmpty else { return [] }
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
         let rows = SQLList(
             events.map { e in
@@ -147,9 +147,21 @@ extension StorageSession {
             """
             INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type, effective_at,
                 payload, recorded_at, retracted_at, tx_order)
-            VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq
+            VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq, event_id, type, environment, retracted_at
             """
-        ).all().count
+        ).all().map {
+            WrittenEvent(
+                seq: try $0.decode(column: "seq", as: Int64.self), eventId: try $0.decode(column: "event_id", as: String.self),
+                type: try $0.decode(column: "type", as: String.self), environment: try $0.decode(column: "environment", as: String.self),
+                retraction: try $0.decode(column: "retracted_at", as: Int64?.self) != nil)
+        }
+    }
+
+    /// The current rows of these events of an app (by event id), whatever version the caller names them by.
+    public func events(app appId: String, ids: [String]) async throws -> [EventRecord] {
+        guard !ids.isEmpty else { return [] }
+        return try await sql.select().columns(Self.eventColumns).from("events").where("app_id", .equal, appId)
+            .where("event_id", .in, ids).all().map(Self.eventRecord)
     }
 
     /// The app's events after a cursor, in stream order; on PostgreSQL only those whose transactions can no longer

@@ -250,5 +250,54 @@ public enum Schema {
             // Transactions append what they move the summary by, instead of updating its shared rows (LedgerSummary).
             try await LedgerSummary.createChanges(db)
         },
+        Migration(version: 6, name: "integrations and their outbox") { db in
+            // Where an app's events go: the readable configuration, and the secrets apart (never shown again, never
+            // logged). `events`, `environments` and `retry_schedule` are JSON arrays (`events` NULL: every type).
+            try await db.create(table: "integrations")
+                .column("id", type: .text, .primaryKey(autoIncrement: false))
+                .column("app_id", type: .text, .notNull, .references("apps", "id"))
+                .column("kind", type: .text, .notNull)
+                .column("name", type: .text, .notNull)
+                .column("config", type: .text, .notNull)
+                .column("events", type: .text)
+                .column("environments", type: .text, .notNull)
+                .column("enabled", type: .bigint, .notNull)
+                .column("disabled_reason", type: .text)
+                .column("retry_schedule", type: .text)
+                .column("created_at", type: .bigint, .notNull)
+                .column("updated_at", type: .bigint, .notNull)
+                .run()
+            try await db.create(index: "integrations_app").on("integrations").column("app_id").run()
+            try await db.create(table: "integration_secrets")
+                .column("integration_id", type: .text, .primaryKey(autoIncrement: false), .references("integrations", "id"))
+                .column("secrets", type: .text, .notNull)
+                .run()
+            // The outbox: one row per recorded event (or retraction: a new events row, a new seq) and destination,
+            // written in the transaction that records the event. The row names the event (its id and the seq of the
+            // version it was written with); the payload is read when it is sent. `next_attempt_at` is also the lease:
+            // a claim moves it past the attempt's end, so a row a killed server held comes back by itself.
+            try await db.create(table: "deliveries")
+                .column("integration_id", type: .text, .notNull)
+                .column("event_seq", type: .bigint, .notNull)
+                .column("app_id", type: .text, .notNull)
+                .column("event_id", type: .text, .notNull)
+                .column("retraction", type: .bigint, .notNull)
+                .column("status", type: .text, .notNull)
+                .column("attempts", type: .bigint, .notNull)
+                .column("next_attempt_at", type: .bigint)
+                .column("first_attempt_at", type: .bigint)
+                .column("lease", type: .text)
+                .column("created_at", type: .bigint, .notNull)
+                .column("updated_at", type: .bigint, .notNull)
+                .column("last_status", type: .bigint)
+                .column("last_response", type: .text)
+                .column("last_latency_ms", type: .bigint)
+                .column("last_error", type: .text)
+                .primaryKey("integration_id", "event_seq")
+                .run()
+            try await db.raw(
+                "CREATE INDEX deliveries_due ON deliveries (integration_id, next_attempt_at) WHERE status IN ('pending', 'retrying')"
+            ).run()
+        },
     ]
 }

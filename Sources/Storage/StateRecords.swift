@@ -30,16 +30,27 @@ extension StorageSession {
     }
 
     public func state(customer customerId: String, environment: String) async throws -> StateRecord? {
-        try await sql.select().columns("customer_id", "environment", "state", "next_change_at", "computed_at")
+        try await sql.select().columns(Self.stateColumns)
             .from("customer_states").where("customer_id", .equal, customerId).where("environment", .equal, environment)
-            .first().map { row in
-                StateRecord(
-                    customerId: try row.decode(column: "customer_id", as: String.self),
-                    environment: try row.decode(column: "environment", as: String.self),
-                    state: try row.decode(column: "state", as: String.self),
-                    nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
-                    computedAt: try row.decode(column: "computed_at", as: Int64.self))
-            }
+            .first().map(Self.stateRecord)
+    }
+
+    /// The stored states of several customers, in every environment.
+    public func states(customers ids: [String]) async throws -> [StateRecord] {
+        guard !ids.isEmpty else { return [] }
+        return try await sql.select().columns(Self.stateColumns).from("customer_states").where("customer_id", .in, ids).all()
+            .map(Self.stateRecord)
+    }
+
+    private static let stateColumns = ["customer_id", "environment", "state", "next_change_at", "computed_at"]
+
+    private static func stateRecord(_ row: any SQLRow) throws -> StateRecord {
+        StateRecord(
+            customerId: try row.decode(column: "customer_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            state: try row.decode(column: "state", as: String.self),
+            nextChangeAt: try row.decode(column: "next_change_at", as: Int64?.self),
+            computedAt: try row.decode(column: "computed_at", as: Int64.self))
     }
 }
 

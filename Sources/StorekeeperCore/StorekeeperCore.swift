@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Integrations
 import Logging
 import ServiceLifecycle
 import Storage
@@ -17,6 +18,10 @@ public struct StorekeeperCore: Sendable {
     public let analytics: AppAnalytics
     public let dashboardAccounts: DashboardAccounts
     public let inspection: CustomerInspection
+    /// The app's event destinations and their deliveries.
+    public let integrations: IntegrationAdministration
+    /// Sends the outbox (one of `services`).
+    let deliveryWorker: DeliveryWorker
     public let metrics: ServerMetrics
     public let settings: CoreSettings
     public let logger: Logger
@@ -66,7 +71,8 @@ public struct StorekeeperCore: Sendable {
         let metrics = ServerMetrics()
         let apps = AppRegistry(database: database, ttl: settings.cacheTTL, clock: clock)
         let cache = CustomerStateCache(ttl: settings.cacheTTL)
-        let recomputer = StateRecomputer(database: database, cache: cache)
+        let signal = OutboxSignal()
+        let recomputer = StateRecomputer(database: database, cache: cache, outbox: signal)
         let apple = httpClient.map { AppleAPIAccess(httpClient: $0, logger: logger, metrics: metrics) }
         let notifications = NotificationIngestion(
             database: database, recomputer: recomputer, metrics: metrics, clock: clock, logger: logger)
@@ -84,6 +90,13 @@ public struct StorekeeperCore: Sendable {
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
         self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
         self.inspection = CustomerInspection(database: database, reads: customers)
+        let sender = DeliverySender(
+            transport: DeliveryTransport(
+                client: DeliveryTransport.sharedClient, policy: AddressPolicy(allowPrivate: settings.allowPrivateWebhooks)))
+        self.integrations = IntegrationAdministration(database: database, registry: apps, sender: sender, signal: signal, clock: clock)
+        self.deliveryWorker = DeliveryWorker(
+            database: database, registry: apps, sender: sender, signal: signal, metrics: metrics, logger: logger, clock: clock,
+            lease: settings.deliveryLease)
         self.metrics = metrics
         self.settings = settings
         self.logger = logger
@@ -91,9 +104,11 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// the hourly summary's folding, then reconciliation when it is on.
+    /// the hourly summary's folding, the delivery worker, then reconciliation when it is on.
     public var services: [any Service] {
-        var services: [any Service] = [DatabaseService(database: database), LedgerSummaryFolder(database: database, logger: logger)]
+        var services: [any Service] = [
+            DatabaseService(database: database), LedgerSummaryFolder(database: database, logger: logger), deliveryWorker,
+        ]
         if let interval = settings.reconcileInterval {
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }

@@ -42,6 +42,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
     router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(AppAdminController(core: core).routes)
         .addRoutes(analytics.appRoutes)
+        .addRoutes(IntegrationController(core: core).routes)
     router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
         .addRoutes(customers.customerRoutes)
     router.group().add(middleware: authenticator).group(context: AdminContext.self)

@@ -64,23 +64,26 @@ struct Harness: Sendable {
     static func make(
         _ database: TestDatabase, environments: [String] = ["Sandbox"], appAppleId: Int64? = nil,
         policy: AppConfiguration.TransferPolicy = .transfer, serverAPI: AppConfiguration.ServerAPICredentials? = nil,
-        catalog: Catalog = testCatalog
+        catalog: Catalog = testCatalog, allowPrivateWebhooks: Bool = true
     ) async throws -> Harness {
         let clock = TestClock(at(0))
-        let core = try await openCore(database.fresh(), clock: clock)
+        let core = try await openCore(database.fresh(), clock: clock, allowPrivateWebhooks: allowPrivateWebhooks)
         let app = try await core.administration.create(
             config(
                 environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
         return Harness(core: core, clock: clock, app: app, database: database)
     }
 
-    /// A core on `location`, migrated, without reconciliation, on the test's clock.
-    static func openCore(_ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared) async throws -> StorekeeperCore
-    {
+    /// A core on `location`, migrated, without reconciliation, on the test's clock; webhooks may go to the test's own
+    /// receivers on loopback unless `allowPrivateWebhooks` is false.
+    static func openCore(
+        _ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared, allowPrivateWebhooks: Bool = true
+    ) async throws -> StorekeeperCore {
         var settings = CoreSettings()
         settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
+        settings.allowPrivateWebhooks = allowPrivateWebhooks
         var logger = Logger(label: "test")
         logger.logLevel = .critical
         return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: httpClient)

@@ -9,6 +9,8 @@ import Storage
 public struct StateRecomputer: Sendable {
     let database: StorageDatabase
     let cache: CustomerStateCache
+    /// Woken after each commit: the events it recorded may have deliveries to send.
+    let outbox: OutboxSignal
 
     /// Recomputes one customer in each of the app's environments, inside the caller's transaction (which must have
     /// locked the customer). Once that transaction commits, hand the result to `committed(_:)`.
@@ -53,6 +55,7 @@ public struct StateRecomputer: Sendable {
     /// After the commit: the new states replace the cached ones.
     func committed(_ recomputed: RecomputedCustomer) {
         cache.remember(recomputed)
+        outbox.poke()
     }
 
     /// Recomputes one customer now, in a transaction of its own.

@@ -25,6 +25,8 @@ public struct CoreSettings: Sendable {
         public static let logLevel = "storekeeper.log.level"
         public static let reconcileInterval = "storekeeper.reconcile.interval"
         public static let cacheTTL = "storekeeper.cache.ttl"
+        public static let allowPrivateWebhooks = "storekeeper.allow.private.webhooks"
+        public static let deliveryLease = "storekeeper.delivery.lease"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -36,6 +38,12 @@ public struct CoreSettings: Sendable {
     public var reconcileInterval: Duration? = .seconds(600)
     /// How long a cached app, key, customer id or state is trusted before the database is asked again.
     public var cacheTTL: Duration = .seconds(1)
+    /// Whether destinations may be internal addresses (loopback, private, link-local): off, against server-side
+    /// request forgery; tests and internal receivers turn it on.
+    public var allowPrivateWebhooks = false
+    /// How long a delivery worker holds a claimed batch before its rows are due again (a killed server's come back
+    /// after this). Longer than a batch can take: four rounds of 15-second requests.
+    public var deliveryLease: Duration = .seconds(120)
 
     /// The defaults.
     public init() {}
@@ -57,6 +65,11 @@ public struct CoreSettings: Sendable {
             reconcileInterval = seconds == 0 ? nil : .seconds(seconds)
         }
         if let seconds = try Self.seconds(reader, Key.cacheTTL) { cacheTTL = .seconds(seconds) }
+        allowPrivateWebhooks = try Self.flag(reader, Key.allowPrivateWebhooks, default: allowPrivateWebhooks)
+        if let seconds = try Self.seconds(reader, Key.deliveryLease) {
+            guard seconds >= 1 else { throw SettingError(key: Key.deliveryLease, "at least 1 second") }
+            deliveryLease = .seconds(seconds)
+        }
     }
 
     /// A whole number of seconds ≥ 0, if the key is set.

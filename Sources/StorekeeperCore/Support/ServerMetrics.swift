@@ -1,6 +1,8 @@
 import CoreMetrics
 import Foundation
+import Integrations
 import Prometheus
+import Storage
 
 /// The server's metrics, through swift-metrics into a Prometheus registry of its own (so that several servers in one
 /// process, as in the tests, never share counters).
@@ -43,6 +45,22 @@ public final class ServerMetrics: Sendable {
 
     func reconciliation(_ what: String, count: Int) {
         Counter(label: "storekeeper_reconciled_total", dimensions: [("what", what)], factory: factory).increment(by: count)
+    }
+
+    /// One delivery attempt's outcome: delivered, retrying, dead, or disabled (the destination refused for good).
+    func delivery(kind: String, outcome: String) {
+        Counter(label: "storekeeper_deliveries_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory).increment()
+    }
+
+    /// The outbox's queue by destination kind: deliveries waiting, and the oldest one's age. A kind with none waiting
+    /// reads 0.
+    func outbox(_ depth: [OutboxDepth], now: Int64) {
+        for kind in DestinationKind.allCases.map(\.rawValue) {
+            let row = depth.first { $0.kind == kind }
+            Gauge(label: "storekeeper_outbox_waiting", dimensions: [("kind", kind)], factory: factory).record(row?.waiting ?? 0)
+            Gauge(label: "storekeeper_outbox_oldest_waiting_seconds", dimensions: [("kind", kind)], factory: factory)
+                .record(Double(row?.oldestCreatedAt.map { max(0, now - $0) } ?? 0) / 1000)
+        }
     }
 
     public func exposition() -> [UInt8] { registry.emitToBuffer() }

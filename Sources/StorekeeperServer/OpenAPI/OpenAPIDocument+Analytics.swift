@@ -50,6 +50,7 @@ extension OpenAPIDocument {
         var all = paths
         for (path, item) in analyticsPaths { all[path] = item }
         for (path, item) in dashboardPaths { all[path] = item }
+        for (path, item) in integrationPaths { all[path] = item }
         return all
     }
 

@@ -17,6 +17,8 @@ extension OpenAPIDocument {
                 "Catalog": .object(properties: ["products": .array(items: .reference(.component(named: "Product")))]),
                 "ServerAPICredentials": serverAPISchema,
                 "AppView": appViewSchema,
+                "Integration": integrationViewSchema,
+                "Delivery": deliveryViewSchema,
             ],
             responses: [
                 "Error": .response(

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One delivery's message, whatever the destination: the stored event, who it is about, and the few fields the
+/// readable and analytics destinations render.
+public struct OutboundEvent: Sendable, Hashable {
+    /// The delivery's id: the same on every attempt and replay.
+    public var deliveryId: String
+    public var eventId: String
+    public var type: String
+    public var effectiveAt: Int64
+    public var recordedAt: Int64
+    /// Set when this message retracts the event (later facts showed it did not happen).
+    public var retractedAt: Int64?
+    public var environment: String
+    public var productId: String?
+    /// Milliunits of `currency`.
+    public var price: Int64?
+    public var currency: String?
+    /// The price in US dollars, when a rate for its currency and day is stored.
+    public var usdPrice: Double?
+    public var appId: String
+    public var bundleId: String
+    public var customerId: String
+    /// The customer's first app user id, and the others.
+    public var appUserId: String?
+    public var aliases: [String]
+    /// The stored event, a JSON object.
+    public var eventJSON: String
+    /// The customer's last computed state in the event's environment, a JSON object, when one is stored.
+    public var stateJSON: String?
+
+    public init(
+        deliveryId: String, eventId: String, type: String, effectiveAt: Int64, recordedAt: Int64, retractedAt: Int64?,
+        environment: String, productId: String?, price: Int64?, currency: String?, usdPrice: Double?, appId: String, bundleId: String,
+        customerId: String, appUserId: String?, aliases: [String], eventJSON: String, stateJSON: String?
+    ) {
+        self.deliveryId = deliveryId
+        self.eventId = eventId
+        self.type = type
+        self.effectiveAt = effectiveAt
+        self.recordedAt = recordedAt
+        self.retractedAt = retractedAt
+        self.environment = environment
+        self.productId = productId
+        self.price = price
+        self.currency = currency
+        self.usdPrice = usdPrice
+        self.appId = appId
+        self.bundleId = bundleId
+        self.customerId = customerId
+        self.appUserId = appUserId
+        self.aliases = aliases
+        self.eventJSON = eventJSON
+        self.stateJSON = stateJSON
+    }
+
+    /// The event type a test message (`POST …/test`) has.
+    public static let testType = "test"
+}
+
+/// Writing JSON text around JSON already written (stored events and states are kept as text and sent as they are).
+enum JSONText {
+    /// A JSON string literal.
+    static func string(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    static func optional(_ text: String?) -> String { text.map(string) ?? "null" }
+
+    static func array(_ texts: [String]) -> String { "[" + texts.map(string).joined(separator: ",") + "]" }
+
+    /// An object of `members` (values already JSON), followed by the members of `object` (a JSON object's text) when
+    /// given: `{"a":1}` and `{"b":2}` give `{"a":1,"b":2}`.
+    static func object(_ members: [(String, String)], then object: String? = nil) -> String {
+        var inner = members.map { string($0.0) + ":" + $0.1 }.joined(separator: ",")
+        if let object {
+            let trimmed = object.trimmingCharacters(in: .whitespacesAndNewlines)
+            let body = trimmed.hasPrefix("{") && trimmed.hasSuffix("}") ? String(trimmed.dropFirst().dropLast()) : ""
+            if !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { inner += (inner.isEmpty ? "" : ",") + body }
+        }
+        return "{" + inner + "}"
+    }
+
+    /// An instant (ms since 1970) as ISO 8601 with milliseconds, UTC.
+    static func isoTime(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import SQLKit
+
+/// A destination of an app's events as stored. `config` is readable JSON (no secret ever goes in it); the secrets
+/// are a separate JSON document in `integration_secrets`, read only by the worker that sends.
+public struct IntegrationRecord: Sendable, Hashable {
+    public var id: String
+    public var appId: String
+    public var kind: String
+    public var name: String
+    public var config: String
+    /// The event types sent; nil sends every type.
+    public var events: [String]?
+    public var environments: [String]
+    public var enabled: Bool
+    /// Why the worker disabled it (a permanent answer), until the operator enables it again.
+    public var disabledReason: String?
+    /// Seconds after each failed attempt; nil is the default schedule.
+    public var retrySchedule: [Int64]?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+
+    public init(
+        id: String, appId: String, kind: String, name: String, config: String, events: [String]?, environments: [String],
+        enabled: Bool, disabledReason: String?, retrySchedule: [Int64]?, createdAt: Int64, updatedAt: Int64
+    ) {
+        self.id = id
+        self.appId = appId
+        self.kind = kind
+        self.name = name
+        self.config = config
+        self.events = events
+        self.environments = environments
+        self.enabled = enabled
+        self.disabledReason = disabledReason
+        self.retrySchedule = retrySchedule
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+
+    /// Whether an event of this type in this environment goes to this destination.
+    public func takes(type: String, environment: String) -> Bool {
+        environments.contains(environment) && (events?.contains(type) ?? true)
+    }
+}
+
+extension StorageSession {
+    private static let integrationColumns = [
+        "id", "app_id", "kind", "name", "config", "events", "environments", "enabled", "disabled_reason", "retry_schedule",
+        "created_at", "updated_at",
+    ]
+
+    /// Stores a new destination with its secrets (a JSON document).
+    public func insertIntegration(_ record: IntegrationRecord, secrets: String) async throws {
+        try await sql.insert(into: "integrations").columns(Self.integrationColumns).values(Self.values(record)).run()
+        try await sql.insert(into: "integration_secrets").columns("integration_id", "secrets")
+            .values(SQLBind(record.id), SQLBind(secrets)).run()
+    }
+
+    /// Replaces a destination's stored fields, and its secrets when given.
+    public func updateIntegration(_ record: IntegrationRecord, secrets: String?) async throws {
+        try await sql.update("integrations")
+            .set("name", to: record.name).set("config", to: record.config)
+            .set("events", to: SQLBind(try Self.json(record.events))).set("environments", to: SQLBind(try Self.json(record.environments)))
+            .set("enabled", to: record.enabled ? 1 : 0).set("disabled_reason", to: SQLBind(record.disabledReason))
+            .set("retry_schedule", to: SQLBind(try Self.json(record.retrySchedule))).set("updated_at", to: record.updatedAt)
+            .where("id", .equal, record.id).run()
+        if let secrets {
+            try await sql.update("integration_secrets").set("secrets", to: secrets).where("integration_id", .equal, record.id).run()
+        }
+    }
+
+    /// Disables a destination with the reason a permanent answer gave; false when it was disabled already (or gone).
+    @discardableResult
+    public func disableIntegration(id: String, reason: String, at now: Int64) async throws -> Bool {
+        try await sql.raw(
+            """
+            UPDATE integrations SET enabled = 0, disabled_reason = \(bind: reason), updated_at = \(bind: now)
+            WHERE id = \(bind: id) AND enabled = 1 RETURNING id
+            """
+        ).all().count == 1
+    }
+
+    /// Deletes a destination, its secrets and its deliveries.
+    public func deleteIntegration(id: String) async throws {
+        try await sql.delete(from: "deliveries").where("integration_id", .equal, id).run()
+        try await sql.delete(from: "integration_secrets").where("integration_id", .equal, id).run()
+        try await sql.delete(from: "integrations").where("id", .equal, id).run()
+    }
+
+    public func integration(id: String) async throws -> IntegrationRecord? {
+        try await sql.select().columns(Self.integrationColumns).from("integrations").where("id", .equal, id).first()
+            .map(Self.integrationRecord)
+    }
+
+    /// An app's destinations, oldest first.
+    public func integrations(app appId: String) async throws -> [IntegrationRecord] {
+        try await sql.select().columns(Self.integrationColumns).from("integrations").where("app_id", .equal, appId)
+            .orderBy("created_at").orderBy("id").all().map(Self.integrationRecord)
+    }
+
+    /// Every enabled destination of every app: what the delivery worker serves.
+    public func enabledIntegrations() async throws -> [IntegrationRecord] {
+        try await sql.select().columns(Self.integrationColumns).from("integrations").where("enabled", .equal, 1)
+            .orderBy("id").all().map(Self.integrationRecord)
+    }
+
+    /// A destination's secrets document.
+    public func integrationSecrets(id: String) async throws -> String? {
+        try await sql.select().column("secrets").from("integration_secrets").where("integration_id", .equal, id).first()
+            .map { try $0.decode(column: "secrets", as: String.self) }
+    }
+
+    private static func values(_ record: IntegrationRecord) throws -> [any SQLExpression] {
+        [
+            SQLBind(record.id), SQLBind(record.appId), SQLBind(record.kind), SQLBind(record.name), SQLBind(record.config),
+            SQLBind(try json(record.events)), SQLBind(try json(record.environments)), SQLBind(record.enabled ? 1 : 0),
+            SQLBind(record.disabledReason), SQLBind(try json(record.retrySchedule)), SQLBind(record.createdAt),
+            SQLBind(record.updatedAt),
+        ]
+    }
+
+    private static func json<T: Encodable>(_ value: T?) throws -> String? {
+        guard let value else { return nil }
+        return String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+    }
+
+    private static func decodeJSON<T: Decodable>(_ text: String?, as type: T.Type, column: String) throws -> T? {
+        guard let text else { return nil }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+        } catch {
+            throw StorageError(.corrupt, "integrations.\(column) holds '\(text)'")
+        }
+    }
+
+    static func integrationRecord(_ row: any SQLRow) throws -> IntegrationRecord {
+        let environments = try row.decode(column: "environments", as: String.self)
+        return IntegrationRecord(
+            id: try row.decode(column: "id", as: String.self),
+            appId: try row.decode(column: "app_id", as: String.self),
+            kind: try row.decode(column: "kind", as: String.self),
+            name: try row.decode(column: "name", as: String.self),
+            config: try row.decode(column: "config", as: String.self),
+            events: try decodeJSON(try row.decode(column: "events", as: String?.self), as: [String].self, column: "events"),
+            environments: try decodeJSON(environments, as: [String].self, column: "environments") ?? [],
+            enabled: try row.decode(column: "enabled", as: Int64.self) != 0,
+            disabledReason: try row.decode(column: "disabled_reason", as: String?.self),
+            retrySchedule: try decodeJSON(
+                try row.decode(column: "retry_schedule", as: String?.self), as: [Int64].self, column: "retry_schedule"),
+            createdAt: try row.decode(column: "created_at", as: Int64.self),
+            updatedAt: try row.decode(column: "updated_at", as: Int64.self))
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Integrations
+import Storage
+
+/// One request's outcome: the answer (or why there was none), what it means for each event, how long it took, and
+/// the answer's body and failure with the destination's secrets removed (what is stored and shown).
+struct SendOutcome: Sendable {
+    var answer: AttemptAnswer
+    var verdicts: [AttemptVerdict]
+    var latencyMs: Int64
+    var redactedBody: String?
+    var redactedFailure: String?
+}
+
+/// Builds a destination's protocol from its stored record and secrets, and sends requests with the transport.
+struct DeliverySender: Sendable {
+    let transport: DeliveryTransport
+
+    /// The destination a stored record describes, as of `now` (a webhook's signing secrets in force then).
+    static func destination(_ record: IntegrationRecord, secrets: DestinationSecrets, now: Int64) throws -> any Destination {
+        let config = try IntegrationAdministration.decode(record.config)
+        func required(_ value: String?, _ name: String) throws(IntegrationError) -> String {
+            guard let value else { throw IntegrationError(.invalidConfiguration, "the stored configuration has no \(name)") }
+            return value
+        }
+        switch DestinationKind(rawValue: record.kind) {
+        case .webhook:
+            return WebhookDestination(
+                url: try required(config["url"], "url"), secrets: try secrets.signingSecrets(at: now),
+                authorization: secrets.fields["authorization"])
+        case .slack, .telegram, .amplitude, .mixpanel, nil:
+            throw IntegrationError(.invalidConfiguration, "the integration kind '\(record.kind)' cannot send yet")
+        }
+    }
+
+    /// Every secret value of a destination, to remove from what is stored and shown.
+    static func secretValues(_ secrets: DestinationSecrets) -> [String] {
+        (Array(secrets.fields.values) + secrets.signing.map(\.secret)).filter { $0.count >= 4 }
+    }
+
+    static func redact(_ text: String?, _ secrets: [String]) -> String? {
+        guard var text else { return nil }
+        for secret in secrets { text = text.replacingOccurrences(of: secret, with: "[redacted]") }
+        return text
+    }
+
+    func send(_ events: [OutboundEvent], to record: IntegrationRecord, secrets: DestinationSecrets, now: Int64) async throws
+        -> SendOutcome
+    {
+        let destination: any Destination
+        do {
+            destination = try Self.destination(record, secrets: secrets, now: now)
+        } catch {
+            let reason = "the destination cannot be used: \(error)"
+            return SendOutcome(
+                answer: AttemptAnswer(failure: reason, permanent: true), verdicts: events.map { _ in .disableDestination(reason: reason) },
+                latencyMs: 0, redactedBody: nil, redactedFailure: reason)
+        }
+        return await send(events, via: destination, secrets: Self.secretValues(secrets), now: now)
+    }
+
+    func send(_ events: [OutboundEvent], via destination: any Destination, secrets: [String], now: Int64) async -> SendOutcome {
+        let started = ContinuousClock.now
+        let answer: AttemptAnswer
+        do {
+            answer = await transport.send(try destination.request(for: events, now: now))
+        } catch {
+            answer = AttemptAnswer(failure: "the request cannot be made: \(error.message)", permanent: true)
+        }
+        let latency = (ContinuousClock.now - started).wholeMilliseconds
+        var verdicts = destination.verdicts(answer, for: events, now: now)
+        if verdicts.count != events.count {
+            verdicts = events.map { _ in .retry(reason: "the destination's answer could not be read per event", retryAfter: nil) }
+        }
+        return SendOutcome(
+            answer: answer, verdicts: verdicts, latencyMs: latency,
+            redactedBody: answer.status == nil ? nil : Self.redact(answer.bodyText, secrets),
+            redactedFailure: Self.redact(answer.failure, secrets))
+    }
+}

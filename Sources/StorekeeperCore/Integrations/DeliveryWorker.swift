@@ -1,0 +1,258 @@
+import Foundation
+import Integrations
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import Storage
+
+/// Sends the outbox's deliveries while the server runs.
+///
+/// Each enabled destination with something due gets a lane of its own, so a slow or failing destination never holds
+/// up another. A lane claims a batch of due deliveries under a lease (a claim pushes `next_attempt_at` past the
+/// batch's end; on PostgreSQL rows another server is claiming are skipped), reads their messages, sends them outside
+/// any transaction (at most the destination's concurrency at once, no faster than its rate limit), and records every
+/// outcome in one transaction, each only if its claim still holds. A lease that runs out (a killed server) makes the
+/// rows due again: a delivery is sent at least once, with the same id every time.
+///
+/// On graceful shutdown no new batch is claimed; requests in flight finish and are recorded.
+public struct DeliveryWorker: Service {
+    let database: StorageDatabase
+    let registry: AppRegistry
+    let sender: DeliverySender
+    let signal: OutboxSignal
+    let metrics: ServerMetrics
+    let logger: Logger
+    let clock: @Sendable () -> Date
+    /// How long a claimed batch may take before its rows are due again.
+    let lease: Duration
+    /// How often due deliveries are looked for without a poke (retries come due this way).
+    var pollInterval: Duration = .seconds(1)
+    /// How often the queue's depth is measured for `/metrics`.
+    var depthInterval: Duration = .seconds(10)
+    private let lanes = NIOLockedValueBox(Set<String>())
+
+    init(
+        database: StorageDatabase, registry: AppRegistry, sender: DeliverySender, signal: OutboxSignal, metrics: ServerMetrics,
+        logger: Logger, clock: @escaping @Sendable () -> Date, lease: Duration
+    ) {
+        self.database = database
+        self.registry = registry
+        self.sender = sender
+        self.signal = signal
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+        self.lease = lease
+    }
+
+    private var now: Int64 { clock().millisecondsSince1970 }
+
+    public func run() async throws {
+        if database.kind == .sqlite {
+            // One server writes a SQLite file: leases left in it are a previous run's, killed mid-batch.
+            let now = self.now
+            do { try await database.writing { try await $0.releaseAllDeliveryLeases(at: now) } } catch {
+                logger.warning("could not release the previous run's delivery leases", metadata: ["error": "\(error)"])
+            }
+        }
+        await withDiscardingTaskGroup { group in
+            var depthMeasured: ContinuousClock.Instant?
+            while !Task.isShuttingDownGracefully && !Task.isCancelled {
+                do {
+                    for integration in try await dueIntegrations() {
+                        group.addTask {
+                            await self.serve(integration)
+                            self.lanes.withLockedValue { _ = $0.remove(integration.id) }
+                            // Whatever came due meanwhile is looked at now rather than at the next poll.
+                            self.signal.poke()
+                        }
+                    }
+                    if depthMeasured.map({ ContinuousClock.now - $0 >= depthInterval }) ?? true {
+                        depthMeasured = .now
+                        metrics.outbox(try await database.reading { try await $0.outboxDepth() }, now: now)
+                    }
+                } catch {
+                    logger.warning("could not look for due deliveries", metadata: ["error": "\(error)"])
+                }
+                let signal = self.signal
+                let pollInterval = self.pollInterval
+                await withGracefulShutdownHandler {
+                    await signal.wait(timeout: pollInterval)
+                } onGracefulShutdown: {
+                    signal.poke()
+                }
+            }
+        }
+    }
+
+    /// The enabled destinations without a lane that have a delivery due, each now marked as having one.
+    private func dueIntegrations() async throws -> [IntegrationRecord] {
+        let now = self.now
+        let idle = try await database.reading { session in
+            var due: [IntegrationRecord] = []
+            for integration in try await session.enabledIntegrations() where !lanes.withLockedValue({ $0.contains(integration.id) }) {
+                if try await session.hasDueDeliveries(integration: integration.id, now: now) { due.append(integration) }
+            }
+            return due
+        }
+        return idle.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
+    }
+
+    /// One destination's lane: batches until nothing is due, the server stops, or the destination is disabled.
+    func serve(_ integration: IntegrationRecord) async {
+        let id = integration.id
+        do {
+            let secrets = try await database.reading { try await IntegrationAdministration.secrets($0, id) }
+            let bundleId = try await registry.app(id: integration.appId).config.bundleId
+            let schedule = integration.retrySchedule.flatMap { try? RetrySchedule(seconds: $0) } ?? .standardWebhooks
+            let secretValues = DeliverySender.secretValues(secrets)
+            let destination: any Destination
+            do {
+                destination = try DeliverySender.destination(integration, secrets: secrets, now: now)
+            } catch {
+                let reason = "the destination cannot be used: \(error)"
+                let now = self.now
+                _ = try await database.writing { try await $0.disableIntegration(id: id, reason: reason, at: now) }
+                logger.error("disabled a destination", metadata: ["integration": "\(id)", "reason": "\(reason)"])
+                return
+            }
+            var pacer = Pacer(interval: destination.minimumInterval)
+            let batch = destination.batchLimit * destination.concurrency * (destination.batchLimit == 1 ? 4 : 1)
+            let leaseMs = lease.wholeMilliseconds
+            while !Task.isShuttingDownGracefully {
+                let claimedAt = now
+                let token = Hex.random(bytes: 8)
+                let claimed = try await database.writing {
+                    try await $0.claimDeliveries(integration: id, now: claimedAt, leaseUntil: claimedAt + leaseMs, token: token, limit: batch)
+                }
+                if claimed.isEmpty { return }
+                let messages = try await database.reading {
+                    try await OutboundEvents.read(claimed, appId: integration.appId, bundleId: bundleId, session: $0)
+                }
+                var attempts: [AttemptRecord] = []
+                var sendable: [(DeliveryRecord, OutboundEvent)] = []
+                for delivery in claimed {
+                    if let message = messages[delivery.eventSeq] {
+                        sendable.append((delivery, message))
+                    } else {
+                        attempts.append(
+                            Self.attempt(
+                                delivery, .rejected(reason: "the event is no longer stored"), nil, schedule: schedule, now: claimedAt,
+                                secrets: secretValues))
+                    }
+                }
+                let groups = stride(from: 0, to: sendable.count, by: destination.batchLimit).map {
+                    Array(sendable[$0..<min($0 + destination.batchLimit, sendable.count)])
+                }
+                let outcomes = await send(groups.map { $0.map(\.1) }, via: destination, secrets: secretValues, pacer: &pacer)
+                var disabledFor: String?
+                for (group, outcome) in zip(groups, outcomes) {
+                    for ((delivery, _), verdict) in zip(group, outcome.verdicts) {
+                        let attempt = Self.attempt(delivery, verdict, outcome, schedule: schedule, now: now, secrets: secretValues)
+                        attempts.append(attempt)
+                        if case .disableDestination(let reason) = verdict {
+                            disabledFor = DeliverySender.redact(reason, secretValues)
+                            metrics.delivery(kind: integration.kind, outcome: "disabled")
+                        } else {
+                            metrics.delivery(kind: integration.kind, outcome: attempt.status.rawValue)
+                        }
+                    }
+                }
+                let finishedAt = now
+                let disable = disabledFor
+                let recorded = attempts
+                try await database.writing { session in
+                    try await session.recordAttempts(recorded, token: token)
+                    if let disable { try await session.disableIntegration(id: id, reason: disable, at: finishedAt) }
+                }
+                if let disable {
+                    logger.error("disabled a destination after a permanent answer", metadata: ["integration": "\(id)", "reason": "\(disable)"])
+                    return
+                }
+            }
+        } catch {
+            // The claimed rows come back when their lease ends.
+            logger.warning("a delivery batch failed", metadata: ["integration": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    /// Sends each group as one request: up to the destination's concurrency at once, starts spaced by its rate limit.
+    private func send(
+        _ groups: [[OutboundEvent]], via destination: any Destination, secrets: [String], pacer: inout Pacer
+    ) async -> [SendOutcome] {
+        var outcomes = [SendOutcome?](repeating: nil, count: groups.count)
+        let sender = self.sender
+        let clock = self.clock
+        await withTaskGroup(of: (Int, SendOutcome).self) { tasks in
+            var next = 0
+            var inFlight = 0
+            while next < groups.count || inFlight > 0 {
+                while next < groups.count && inFlight < max(1, destination.concurrency) {
+                    await pacer.waitForTurn()
+                    let index = next
+                    let group = groups[index]
+                    tasks.addTask {
+                        (index, await sender.send(group, via: destination, secrets: secrets, now: clock().millisecondsSince1970))
+                    }
+                    next += 1
+                    inFlight += 1
+                }
+                guard let (index, outcome) = await tasks.next() else { break }
+                outcomes[index] = outcome
+                inFlight -= 1
+            }
+        }
+        return outcomes.map {
+            $0
+                ?? SendOutcome(
+                    answer: AttemptAnswer(failure: "not sent"), verdicts: [], latencyMs: 0, redactedBody: nil, redactedFailure: "not sent")
+        }
+    }
+
+    /// What one attempt comes to. A destination disabled by its answer keeps the delivery waiting, uncounted, for when
+    /// the operator enables it again.
+    static func attempt(
+        _ delivery: DeliveryRecord, _ verdict: AttemptVerdict, _ outcome: SendOutcome?, schedule: RetrySchedule, now: Int64,
+        secrets: [String]
+    ) -> AttemptRecord {
+        var attempts = delivery.attempts + 1
+        var first: Int64? = delivery.firstAttemptAt ?? now
+        let status: DeliveryStatus
+        var next: Int64?
+        switch verdict {
+        case .delivered:
+            status = .delivered
+        case .retry(_, let retryAfter):
+            next = schedule.nextAttempt(
+                afterFailed: attempts, firstAttemptAt: first ?? now, now: now, jitter: Double.random(in: -1...1), retryAfter: retryAfter)
+            status = next == nil ? .dead : .retrying
+        case .rejected:
+            status = .dead
+        case .disableDestination:
+            attempts = delivery.attempts
+            first = delivery.firstAttemptAt
+            status = delivery.attempts == 0 ? .pending : .retrying
+            next = now
+        }
+        return AttemptRecord(
+            integrationId: delivery.integrationId, eventSeq: delivery.eventSeq, status: status, attempts: attempts, nextAttemptAt: next,
+            firstAttemptAt: first, lastStatus: outcome?.answer.status, lastResponse: outcome?.redactedBody,
+            lastLatencyMs: outcome?.latencyMs, lastError: outcome?.redactedFailure ?? DeliverySender.redact(verdict.reason, secrets), at: now)
+    }
+}
+
+/// Spaces requests' starts by a destination's rate limit.
+struct Pacer {
+    let interval: Duration?
+    private var last: ContinuousClock.Instant?
+
+    init(interval: Duration?) { self.interval = interval }
+
+    mutating func waitForTurn() async {
+        if let interval, let last {
+            let wait = last + interval - .now
+            if wait > .zero { try? await Task.sleep(for: wait) }
+        }
+        last = .now
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import Integrations
+import Storage
+
+/// Reads what a batch of deliveries sends: their events (the current rows, whatever version the delivery was written
+/// for), the customers' names and last computed states, and USD rates, in a few queries for the whole batch.
+enum OutboundEvents {
+    /// The fields of a stored event the messages render.
+    private struct Rendered: Decodable {
+        var productId: String?
+        var price: Int64?
+        var currency: String?
+    }
+
+    /// One message per delivery whose event is stored, by the delivery's event seq.
+    static func read(_ deliveries: [DeliveryRecord], appId: String, bundleId: String, session: StorageSession) async throws
+        -> [Int64: OutboundEvent]
+    {
+        let events = Dictionary(
+            try await session.events(app: appId, ids: Array(Set(deliveries.map(\.eventId)))).map { ($0.eventId, $0) },
+            uniquingKeysWith: { first, _ in first })
+        let customers = Array(Set(events.values.map(\.customerId)))
+        let names = try await session.appUserIds(customers: customers)
+        var states: [String: String] = [:]
+        for state in try await session.states(customers: customers) { states[state.customerId + "\n" + state.environment] = state.state }
+        var rates: [String: Double] = [:]
+        var messages: [Int64: OutboundEvent] = [:]
+        let decoder = JSONDecoder()
+        for delivery in deliveries {
+            guard let event = events[delivery.eventId] else { continue }
+            let rendered = try? decoder.decode(Rendered.self, from: Data(event.payload.utf8))
+            var usd: Double?
+            if let price = rendered?.price, let currency = rendered?.currency {
+                let day = Int64((Double(event.effectiveAt) / 86_400_000).rounded(.down))
+                let key = "\(currency) \(day)"
+                if rates[key] == nil, currency != "USD" {
+                    rates[key] = try await session.usdPerUnit(currency: currency, onOrBefore: day)
+                }
+                let rate = currency == "USD" ? 1 : rates[key]
+                usd = rate.map { Double(price) / 1000 * $0 }
+            }
+            let customerNames = names[event.customerId] ?? []
+            messages[delivery.eventSeq] = OutboundEvent(
+                deliveryId: delivery.id, eventId: event.eventId, type: event.type, effectiveAt: event.effectiveAt,
+                recordedAt: delivery.createdAt, retractedAt: delivery.retraction ? (event.retractedAt ?? delivery.createdAt) : nil,
+                environment: event.environment, productId: rendered?.productId, price: rendered?.price, currency: rendered?.currency,
+                usdPrice: usd, appId: appId, bundleId: bundleId, customerId: event.customerId, appUserId: customerNames.first,
+                aliases: Array(customerNames.dropFirst()), eventJSON: event.payload,
+                stateJSON: states[event.customerId + "\n" + event.environment])
+        }
+        return messages
+    }
+}

@@ -1,0 +1,46 @@
+import NIOConcurrencyHelpers
+
+/// Wakes the delivery worker when deliveries were just written (an ingest committed, an operator retried), so that
+/// they leave at once rather than at the next poll. One waiter at a time; a poke with no waiter is kept for the next
+/// wait.
+public final class OutboxSignal: Sendable {
+    private struct State {
+        var pending = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+    private let state = NIOLockedValueBox(State())
+
+    public init() {}
+
+    public func poke() {
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when poked (at once if poked since the last wait) or after `timeout`.
+    func wait(timeout: Duration) async {
+        let timer = Task {
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            self.poke()
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLockedValue { state -> Bool in
+                if state.pending {
+                    state.pending = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+        timer.cancel()
+    }
+}

@@ -1,0 +1,409 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Storage
+import StorekeeperCore
+import TestSupport
+import Testing
+
+@testable import StorekeeperServer
+
+/// Events out through webhooks, end to end: the live server (its delivery worker running) records events from
+/// App Store notifications and delivers them to destinations served by the test.
+@Suite("Integrations: webhooks")
+struct IntegrationTests {
+    static let token = WebhookTests.token.lowercased()
+
+    /// The Standard Webhooks signature, computed here with HMAC directly (not the server's code): `v1,` and the
+    /// base64 HMAC-SHA256 of `id.timestamp.body` under the secret's bytes.
+    static func signatureIsValid(_ request: FakeDestination.Received, secret: String) throws -> Bool {
+        let key = try #require(Data(base64Encoded: String(secret.dropFirst("whsec_".count))))
+        let id = try #require(request.header("webhook-id"))
+        let timestamp = try #require(request.header("webhook-timestamp"))
+        var content = Data("\(id).\(timestamp).".utf8)
+        content.append(contentsOf: request.body)
+        let mac = HMAC<SHA256>.authenticationCode(for: content, using: SymmetricKey(data: key))
+        let expected = "v1," + Data(mac).base64EncodedString()
+        return (request.header("webhook-signature") ?? "").split(separator: " ").contains { $0 == expected }
+    }
+
+    /// The app's events as stored (every committed one).
+    static func storedEvents(_ h: Harness) async throws -> [EventRecord] {
+        try await h.core.database.reading { try await $0.events(app: h.app.appId, after: .start, limit: 10_000, settledOnly: false) }
+    }
+
+    /// The answer's body, which must not hold `secret`.
+    static func text(_ response: TestResponse) -> String { String(buffer: response.body) }
+
+    @Test("every event reaches a webhook once, signed, with the customer and app, and its id stays the delivery's", arguments: TestDatabase.available)
+    func delivered(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let receiver = FakeDestination()
+        let authorization = "Bearer receiver-token-7f3a9c"
+        try await receiver.serve { url in
+            try await h.live { client in
+                let created = try await client.createIntegration(
+                    h, ["kind": "webhook", "name": "receiver", "config": ["url": url + "/hooks", "authorization": authorization],
+                        "environments": ["Sandbox"]])
+                #expect(created.status == .created)
+                let view = try decode(IntegrationView.self, created)
+                let secret = try #require(view.signingSecret)
+                #expect(secret.hasPrefix("whsec_"))
+                #expect(view.config == ["url": url + "/hooks"])
+                #expect(view.secretsConfigured == ["authorization", "signingSecret"])
+                #expect(!Self.text(created).contains(authorization))
+
+                for signed in try WebhookTests.lifecycle() {
+                    #expect(try await client.postNotification(h.app.appId, signed).status == .ok)
+                }
+                let events = try await Self.storedEvents(h)
+                #expect(events.count >= 4)
+                try await eventually("every event delivered") { receiver.received.count >= events.count }
+                let received = receiver.received
+                #expect(received.count == events.count)
+                var ids = Set<String>()
+                for request in received {
+                    #expect(request.path == "/hooks")
+                    #expect(try Self.signatureIsValid(request, secret: secret))
+                    #expect(request.header("authorization") == authorization)
+                    #expect(request.header("webhook-timestamp") == "\(at(75) / 1000)")
+                    #expect(request.header("content-type") == "application/json")
+                    let id = try #require(request.header("webhook-id"))
+                    #expect(id.hasPrefix("msg_\(view.id)_"))
+                    ids.insert(id)
+                    let body = try request.json()
+                    let data = try #require(body["data"] as? [String: Any])
+                    let event = try #require(data["event"] as? [String: Any])
+                    let stored = try #require(events.first { $0.eventId == event["id"] as? String })
+                    #expect(body["type"] as? String == stored.type)
+                    #expect(event["type"] as? String == stored.type)
+                    #expect(event["recordedAt"] as? Int64 == stored.recordedAt)
+                    #expect(event["retractedAt"] == nil)
+                    let customer = try #require(data["customer"] as? [String: Any])
+                    #expect(customer["appUserId"] as? String == Self.token)
+                    #expect(customer["state"] as? String != nil)
+                    #expect(customer["entitlements"] as? [String: Any] != nil)
+                    #expect((data["app"] as? [String: Any])?["bundleId"] as? String == bundleId)
+                    #expect(data["environment"] as? String == "Sandbox")
+                }
+                #expect(ids.count == received.count)
+                #expect(Set(received.compactMap { try? ($0.json()["data"] as? [String: Any])?["event"] as? [String: Any] }.compactMap { $0["id"] as? String }) == Set(events.map(\.eventId)))
+
+                // The deliveries say so, and no answer of the API shows a secret.
+                let page = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/deliveries", method: .get, headers: headers(h.app.secretKey))
+                let deliveries = try decode(DeliveryPage.self, page).deliveries
+                #expect(deliveries.count == events.count)
+                #expect(deliveries.allSatisfy { $0.status == "delivered" && $0.attempts == 1 && $0.lastStatus == 200 })
+                #expect(Set(deliveries.map(\.id)) == ids)
+                for uri in ["/v1/apps/\(h.app.appId)/integrations", "/v1/apps/\(h.app.appId)/integrations/\(view.id)"] {
+                    let answer = try await client.execute(uri: uri, method: .get, headers: headers(h.app.secretKey))
+                    #expect(answer.status == .ok)
+                    #expect(!Self.text(answer).contains(authorization) && !Self.text(answer).contains(secret))
+                }
+                #expect(!Self.text(page).contains(authorization))
+            }
+        }
+    }
+
+    @Test("a webhook that fails for a while gets every event once it is back, in the schedule's order, Retry-After honoured", arguments: TestDatabase.available)
+    func failingThenBack(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let receiver = FakeDestination { _, _ in .init(status: 503, body: "down for maintenance") }
+        try await receiver.serve { url in
+            try await h.live { client in
+                let created = try await client.createIntegration(
+                    h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"], "retrySchedule": [10, 20, 40]])
+                let view = try decode(IntegrationView.self, created)
+                let purchase = Purchase(
+                    transactionId: "1000", originalTransactionId: "1000", purchase: at(74), expires: at(104), signed: at(74),
+                    token: WebhookTests.token)
+                #expect(
+                    try await client.postNotification(
+                        h.app.appId,
+                        try notification(
+                            .subscribed, .initialBuy, purchase: purchase, renewal: renewalInfo(original: "1000", signed: at(74)),
+                            signed: at(74))
+                    ).status == .ok)
+                let events = try await Self.storedEvents(h)
+                #expect(events.count == 1)
+                try await eventually("the first attempt") { receiver.received.count == 1 }
+                let deliveries = { try await client.deliveries(h, view.id) }
+                try await eventually("the failure recorded") { try await deliveries().first?.attempts == 1 }
+                var delivery = try #require(try await deliveries().first)
+                #expect(delivery.status == "retrying")
+                #expect(delivery.lastStatus == 503)
+                #expect(delivery.lastResponse == "down for maintenance")
+                // 10 s ± 10% after the failure.
+                let next = try #require(delivery.nextAttemptAt)
+                #expect((at(75) + 9_000...at(75) + 11_000).contains(next))
+
+                // Not before its time: a second of server time later, nothing more is sent.
+                h.clock.set(at(75) + 1_000)
+                try await Task.sleep(for: .milliseconds(1_500))
+                #expect(receiver.received.count == 1)
+
+                // The second attempt asks for an hour (Retry-After), which beats the schedule's 20 s.
+                receiver.respond { _, _ in .init(status: 429, headers: ["Retry-After": "3600"], body: "slow down") }
+                h.clock.set(next)
+                try await eventually("the second attempt") { try await deliveries().first?.attempts == 2 }
+                delivery = try #require(try await deliveries().first)
+                #expect(delivery.lastStatus == 429)
+                #expect(try #require(delivery.nextAttemptAt) >= next + 3_600_000)
+                h.clock.set(next + 60_000)
+                try await Task.sleep(for: .milliseconds(1_500))
+                #expect(receiver.received.count == 2)
+
+                // Back: the third attempt delivers.
+                receiver.respond { _, _ in .init(status: 204, body: "") }
+                h.clock.set(next + 3_600_000)
+                try await eventually("delivered") { try await deliveries().first?.status == "delivered" }
+                delivery = try #require(try await deliveries().first)
+                #expect(delivery.attempts == 3)
+                #expect(delivery.lastStatus == 204)
+                let sent = receiver.received
+                #expect(sent.count == 3)
+                #expect(Set(sent.compactMap { $0.header("webhook-id") }) == [delivery.id])
+                #expect(sent.compactMap { $0.header("webhook-timestamp").flatMap { Int64($0) } } == [at(75) / 1000, next / 1000, (next + 3_600_000) / 1000])
+            }
+        }
+    }
+
+    @Test("after the last attempt a delivery is dead; a replay sends it again with its id", arguments: TestDatabase.available)
+    func deadAndReplayed(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let receiver = FakeDestination { _, _ in .init(status: 500, body: "broken") }
+        try await receiver.serve { url in
+            try await h.live { client in
+                let view = try decode(
+                    IntegrationView.self,
+                    try await client.createIntegration(
+                        h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"], "retrySchedule": [5]]))
+                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                let count = try await Self.storedEvents(h).count
+                try await eventually("first attempts recorded") {
+                    let deliveries = try await client.deliveries(h, view.id)
+                    return deliveries.count == count && deliveries.allSatisfy { $0.attempts == 1 }
+                }
+                #expect(receiver.received.count == count)
+                h.clock.set(at(75) + 6_000)
+                try await eventually("dead") { try await client.deliveries(h, view.id).allSatisfy { $0.status == "dead" } }
+                #expect(receiver.received.count == 2 * count)
+                let dead = try await client.deliveries(h, view.id, query: "?status=dead")
+                #expect(dead.count == count)
+                #expect(dead.allSatisfy { $0.attempts == 2 && $0.nextAttemptAt == nil && $0.lastStatus == 500 })
+
+                receiver.respond { _, _ in .init(status: 200) }
+                let replay = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/replay", method: .post, headers: headers(h.app.secretKey),
+                    body: json(["from": at(74), "to": at(76), "status": "dead"]))
+                #expect(replay.status == .ok)
+                #expect(String(buffer: replay.body).contains("\"replayed\":\(count)"))
+                try await eventually("replayed") { try await client.deliveries(h, view.id).allSatisfy { $0.status == "delivered" } }
+                let received = receiver.received
+                #expect(received.count == 3 * count)
+                // The same ids as before: a receiver that saw them can deduplicate.
+                #expect(Set(received.suffix(count).compactMap { $0.header("webhook-id") }) == Set(dead.map(\.id)))
+
+                // One delivery retried by hand: sent once more, same id.
+                let one = try #require(dead.first)
+                let retried = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/deliveries/\(one.id)/retry", method: .post,
+                    headers: headers(h.app.secretKey))
+                #expect(retried.status == .ok)
+                try await eventually("retried") { receiver.received.count == 3 * count + 1 }
+                #expect(receiver.received.last?.header("webhook-id") == one.id)
+                let unknown = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/deliveries/msg_nope_1/retry", method: .post,
+                    headers: headers(h.app.secretKey))
+                #expect(unknown.status == .notFound)
+            }
+        }
+    }
+
+    @Test("410 disables a webhook with its reason while another keeps receiving; enabled again, it gets what waited", arguments: TestDatabase.available)
+    func goneDisables(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let gone = FakeDestination { _, _ in .init(status: 410, body: "gone") }
+        let healthy = FakeDestination()
+        try await gone.serve { goneURL in
+            try await healthy.serve { healthyURL in
+                try await h.live { client in
+                    let a = try decode(
+                        IntegrationView.self,
+                        try await client.createIntegration(h, ["kind": "webhook", "config": ["url": goneURL], "environments": ["Sandbox"]]))
+                    _ = try await client.createIntegration(h, ["kind": "webhook", "config": ["url": healthyURL], "environments": ["Sandbox"]])
+                    for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                    let count = try await Self.storedEvents(h).count
+                    try await eventually("the healthy one gets everything") { healthy.received.count == count }
+                    try await eventually("the gone one disabled") {
+                        try decode(IntegrationView.self, try await client.integration(h, a.id)).enabled == false
+                    }
+                    let disabled = try decode(IntegrationView.self, try await client.integration(h, a.id))
+                    #expect(disabled.disabledReason?.contains("410") == true)
+                    // Nothing waiting for it was lost: its deliveries wait, none dead.
+                    let waiting = try await client.deliveries(h, a.id)
+                    #expect(waiting.count == count)
+                    #expect(waiting.allSatisfy { $0.status == "pending" || $0.status == "retrying" })
+                    let before = gone.received.count
+                    #expect(before >= 1)
+
+                    gone.respond { _, _ in .init(status: 200) }
+                    let enabled = try await client.execute(
+                        uri: "/v1/apps/\(h.app.appId)/integrations/\(a.id)", method: .patch, headers: headers(h.app.secretKey),
+                        body: json(["enabled": true]))
+                    #expect(enabled.status == .ok)
+                    #expect(try decode(IntegrationView.self, enabled).disabledReason == nil)
+                    try await eventually("what waited is delivered") {
+                        try await client.deliveries(h, a.id).allSatisfy { $0.status == "delivered" }
+                    }
+                    #expect(gone.received.count == before + count)
+                }
+            }
+        }
+    }
+
+    @Test("an event retracted by later facts is delivered again with retractedAt", arguments: TestDatabase.available)
+    func retraction(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let receiver = FakeDestination()
+        try await receiver.serve { url in
+            try await h.live { client in
+                _ = try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]])
+                // The first renewal before the purchase: it looks like a start until the purchase arrives.
+                let signed = try WebhookTests.lifecycle()
+                for index in [1, 0, 2, 3] { _ = try await client.postNotification(h.app.appId, signed[index]) }
+                let events = try await Self.storedEvents(h)
+                let retracted = events.filter { $0.retractedAt != nil }
+                #expect(!retracted.isEmpty)
+                let deliveries = try await h.core.database.reading { session in
+                    try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries").first().map { try $0.decode(column: "n", as: Int.self) }
+                }
+                try await eventually("every version delivered") { receiver.received.count == deliveries }
+                let messages = try receiver.received.map { try $0.json() }
+                for event in retracted {
+                    let versions = messages.compactMap { ($0["data"] as? [String: Any])?["event"] as? [String: Any] }
+                        .filter { $0["id"] as? String == event.eventId }
+                    #expect(versions.contains { $0["retractedAt"] as? Int64 == event.retractedAt }, "\(event.eventId)")
+                    #expect(versions.contains { $0["retractedAt"] == nil }, "\(event.eventId) was first sent as recorded")
+                }
+            }
+        }
+    }
+
+    @Test("internal addresses are refused unless allowed: the test answer says why, and the webhook is disabled", arguments: [TestDatabase.sqlite])
+    func forgeryRefused(database: TestDatabase) async throws {
+        let h = try await Harness.make(database, allowPrivateWebhooks: false)
+        h.clock.set(at(75))
+        let receiver = FakeDestination()
+        try await receiver.serve { url in
+            try await h.live { client in
+                let view = try decode(
+                    IntegrationView.self,
+                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                let test = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
+                #expect(test.status == .ok)
+                let result = try decode(TestResult.self, test)
+                #expect(result.delivered == false)
+                #expect(result.error?.contains("internal address") == true)
+                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                try await eventually("disabled") {
+                    try decode(IntegrationView.self, try await client.integration(h, view.id)).enabled == false
+                }
+                #expect(try decode(IntegrationView.self, try await client.integration(h, view.id)).disabledReason?.contains("127.0.0.1") == true)
+                #expect(receiver.received.isEmpty)
+            }
+        }
+    }
+
+    @Test("the test message, and what a destination's configuration refuses", arguments: [TestDatabase.sqlite])
+    func testAndValidation(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let receiver = FakeDestination { _, _ in .init(status: 202, body: "accepted") }
+        try await receiver.serve { url in
+            try await h.live { client in
+                let view = try decode(
+                    IntegrationView.self,
+                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                let test = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
+                let result = try decode(TestResult.self, test)
+                #expect(result.delivered && result.status == 202 && result.response == "accepted")
+                #expect(try receiver.received.first?.json()["type"] as? String == "test")
+                #expect(try Self.signatureIsValid(try #require(receiver.received.first), secret: try #require(view.signingSecret)))
+
+                let refused: [([String: Any], String)] = [
+                    (["kind": "carrier-pigeon", "config": [:] as [String: String]], "kind"),
+                    (["kind": "webhook", "config": [:] as [String: String]], "config.url"),
+                    (["kind": "webhook", "config": ["url": "ftp://example.com"]], "config.url"),
+                    (["kind": "webhook", "config": ["url": url, "colour": "red"]], "config.colour"),
+                    (["kind": "webhook", "config": ["url": url], "events": ["subscription_teleported"]], "events"),
+                    (["kind": "webhook", "config": ["url": url], "retrySchedule": [-1]], "retrySchedule"),
+                    (["kind": "webhook", "config": ["url": url], "environments": ["Production"]], "environments"),
+                    (["kind": "webhook", "config": ["url": url], "secret": "mine"], "secret"),
+                    (["kind": "telegram", "config": ["chatId": "42"]], "config.botToken"),
+                ]
+                for (body, field) in refused {
+                    let response = try await client.createIntegration(h, body)
+                    #expect(response.status == .badRequest, "\(body)")
+                    #expect(try decode(ErrorBody.self, response).error.field == field, "\(body)")
+                }
+                let missing = try await client.integration(h, "int_missing")
+                #expect(missing.status == .notFound)
+                let deleted = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)", method: .delete, headers: headers(h.app.secretKey))
+                #expect(deleted.status == .noContent)
+                #expect(try await client.integration(h, view.id).status == .notFound)
+            }
+        }
+    }
+}
+
+extension Harness {
+    /// Runs `body` against the live application (its services, the delivery worker among them, running); the
+    /// application's shutdown closes the database.
+    @discardableResult
+    func live<Value: Sendable>(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        let value: Value
+        do {
+            value = try await application().test(.live) { client in try await body(ConformingClient(base: client)) }
+        } catch {
+            await close()
+            throw error
+        }
+        await close()
+        return value
+    }
+}
+
+/// A JSON body from a dictionary.
+func json(_ object: [String: Any]) throws -> ByteBuffer {
+    ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: object))
+}
+
+extension TestClientProtocol {
+    func createIntegration(_ h: Harness, _ body: [String: Any]) async throws -> TestResponse {
+        try await execute(
+            uri: "/v1/apps/\(h.app.appId)/integrations", method: .post, headers: headers(h.app.secretKey), body: json(body))
+    }
+
+    func integration(_ h: Harness, _ id: String) async throws -> TestResponse {
+        try await execute(uri: "/v1/apps/\(h.app.appId)/integrations/\(id)", method: .get, headers: headers(h.app.secretKey))
+    }
+
+    func deliveries(_ h: Harness, _ id: String, query: String = "") async throws -> [DeliveryView] {
+        let response = try await execute(
+            uri: "/v1/apps/\(h.app.appId)/integrations/\(id)/deliveries\(query)", method: .get, headers: headers(h.app.secretKey))
+        return try decode(DeliveryPage.self, response).deliveries
+    }
+}
