@@ -42,13 +42,20 @@ public enum AttemptVerdict: Sendable, Hashable {
     /// This delivery can never succeed (the destination refused this event alone): it is dead, the others go on.
     case rejected(reason: String)
     /// The destination itself is gone or refuses us: it is disabled with this reason until the operator enables it
-    /// again, and the delivery is dead (a replay sends it again).
+    /// again; the delivery waits for that, its attempt not counted.
     case disableDestination(reason: String)
+    /// Not this event's fault (another event of its batch was refused): try again at once, the attempt not counted.
+    case retryNow(reason: String)
+    /// The destination moved (Telegram's `migrate_to_chat_id`): these readable configuration fields replace the
+    /// stored ones, and the delivery is tried again at once, the attempt not counted.
+    case moved(reason: String, config: [String: String])
 
     public var reason: String? {
         switch self {
         case .delivered: nil
-        case .retry(let reason, _), .rejected(let reason), .disableDestination(let reason): reason
+        case .retry(let reason, _), .rejected(let reason), .disableDestination(let reason), .retryNow(let reason),
+            .moved(let reason, _):
+            reason
         }
     }
 }

@@ -56,24 +56,48 @@ public struct DestinationSecrets: Sendable, Hashable, Codable {
     }
 }
 
-/// A destination's protocol: the requests a batch of events becomes, and what an answer means for each event. No
-/// I/O: the worker sends and records.
+/// A destination's protocol: how a claim's events are grouped into requests, the requests each group becomes, and
+/// what the answers mean for each event. No I/O: the worker sends and records.
 public protocol Destination: Sendable {
-    /// The most events one request carries (1 for webhooks and messages, thousands for analytics imports).
-    var batchLimit: Int { get }
-    /// The most requests in flight at once to this destination.
+    /// The most deliveries one claim takes (what can be sent within a lease).
+    var claimLimit: Int { get }
+    /// The most groups in flight at once to this destination.
     var concurrency: Int { get }
     /// The least time between two requests' starts (a destination's rate limit), if it has one.
     var minimumInterval: Duration? { get }
-    /// The request that sends these events (at most `batchLimit`), made at `now` (ms since 1970).
-    func request(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> OutgoingRequest
-    /// What the answer means for each event of the request, in order.
-    func verdicts(_ answer: AttemptAnswer, for events: [OutboundEvent], now: Int64) -> [AttemptVerdict]
+    /// The groups a claim's events are sent in (ranges of `events`, in order). Default: one event per request.
+    func batches(_ events: [OutboundEvent]) -> [Range<Int>]
+    /// The requests that send one group, in order (most destinations: one).
+    func requests(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> [OutgoingRequest]
+    /// Whether the next request of a group is sent after this answer. Default: after a 2xx.
+    func proceeds(after answer: AttemptAnswer) -> Bool
+    /// What the answers (one per request sent, in order) mean for each event of the group, in order.
+    func verdicts(_ answers: [AttemptAnswer], for events: [OutboundEvent], now: Int64) -> [AttemptVerdict]
 }
 
 extension Destination {
     public var concurrency: Int { 1 }
     public var minimumInterval: Duration? { nil }
+    public func batches(_ events: [OutboundEvent]) -> [Range<Int>] { events.indices.map { $0..<($0 + 1) } }
+    public func proceeds(after answer: AttemptAnswer) -> Bool { answer.status.map { (200..<300).contains($0) } ?? false }
+
+    /// Groups of at most `count` events and `bytes` bytes (each event's size as `size` measures it).
+    public func batches(_ events: [OutboundEvent], count: Int, bytes: Int, size: (OutboundEvent) -> Int) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var total = 0
+        for (index, event) in events.enumerated() {
+            let eventSize = size(event)
+            if index > start && (index - start >= count || total + eventSize > bytes) {
+                ranges.append(start..<index)
+                start = index
+                total = 0
+            }
+            total += eventSize
+        }
+        if start < events.count { ranges.append(start..<events.count) }
+        return ranges
+    }
 }
 
 /// A Standard Webhooks (v1) endpoint: one signed POST per event.
@@ -88,20 +112,21 @@ public struct WebhookDestination: Destination {
         self.authorization = authorization
     }
 
-    public var batchLimit: Int { 1 }
+    public var claimLimit: Int { 64 }
     public var concurrency: Int { 16 }
 
-    public func request(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> OutgoingRequest {
-        guard let event = events.first, events.count == 1 else {
-            throw IntegrationError(.invalidConfiguration, "a webhook request carries one event")
+    public func requests(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> [OutgoingRequest] {
+        try events.map { event throws(IntegrationError) in
+            let body = Array(WebhookDelivery.body(event).utf8)
+            let headers = WebhookDelivery.headers(
+                id: event.deliveryId, timestamp: now / 1000, body: body, secrets: secrets, authorization: authorization)
+            return OutgoingRequest(url: url, headers: headers.map { .init($0.name, $0.value) }, body: body)
         }
-        let body = Array(WebhookDelivery.body(event).utf8)
-        let headers = WebhookDelivery.headers(
-            id: event.deliveryId, timestamp: now / 1000, body: body, secrets: secrets, authorization: authorization)
-        return OutgoingRequest(url: url, headers: headers.map { .init($0.name, $0.value) }, body: body)
     }
 
-    public func verdicts(_ answer: AttemptAnswer, for events: [OutboundEvent], now: Int64) -> [AttemptVerdict] {
-        events.map { _ in WebhookDelivery.verdict(answer, now: now) }
+    public func verdicts(_ answers: [AttemptAnswer], for events: [OutboundEvent], now: Int64) -> [AttemptVerdict] {
+        events.indices.map { index in
+            index < answers.count ? WebhookDelivery.verdict(answers[index], now: now) : .retry(reason: "not sent", retryAfter: nil)
+        }
     }
 }

@@ -23,7 +23,7 @@ public enum DestinationKind: String, Sendable, Hashable, CaseIterable, Codable {
     }
 
     /// Naming presets for the analytics destinations.
-    public static let presets = ["storekeeper", "apphud", "revenuecat"]
+    public static let presets = AnalyticsNaming.Preset.allCases.map(\.rawValue)
 
     public var fields: [Field] {
         switch self {

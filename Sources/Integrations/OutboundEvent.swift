@@ -28,6 +28,12 @@ public struct OutboundEvent: Sendable, Hashable {
     public var eventJSON: String
     /// The customer's last computed state in the event's environment, a JSON object, when one is stored.
     public var stateJSON: String?
+    /// From that state, for analytics user properties: each subscription group's status (`active`, `trial`,
+    /// `grace_period`, `billing_retry`, `expired`, `refunded`), and whether a paid period gives access now.
+    public var groupStatuses: [String: String] = [:]
+    public var paying: Bool?
+    /// Everything the customer paid in this environment, refunds taken off, in USD (purchases with a rate only).
+    public var totalSpentUSD: Double?
 
     public init(
         deliveryId: String, eventId: String, type: String, effectiveAt: Int64, recordedAt: Int64, retractedAt: Int64?,

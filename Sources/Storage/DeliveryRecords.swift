@@ -224,6 +224,24 @@ extension StorageSession {
             .map { try $0.decode(column: "usd_per_unit", as: Double.self) }
     }
 
+    /// What each customer paid per environment, refunds taken off, in USD: the ledger's priced rows that have a rate.
+    /// Keyed `<customer id>\n<environment>`.
+    public func spentUSD(customers ids: [String]) async throws -> [String: Double] {
+        guard !ids.isEmpty else { return [:] }
+        var spent: [String: Double] = [:]
+        for row in try await sql.raw(
+            """
+            SELECT customer_id, environment, SUM(usd_rate * (price - COALESCE(refund_amount, 0))) / 1000 AS usd FROM ledger
+            WHERE customer_id IN (\(SQLList(ids.map { SQLBind($0) }))) AND price IS NOT NULL AND usd_rate IS NOT NULL
+            GROUP BY customer_id, environment
+            """
+        ).all() {
+            let key = try row.decode(column: "customer_id", as: String.self) + "\n" + (try row.decode(column: "environment", as: String.self))
+            spent[key] = try row.decode(column: "usd", as: Double?.self) ?? 0
+        }
+        return spent
+    }
+
     /// Whether a destination has a delivery due at `now` (a read, before claiming in a write).
     public func hasDueDeliveries(integration id: String, now: Int64) async throws -> Bool {
         try await sql.raw(

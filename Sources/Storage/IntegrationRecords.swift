@@ -81,6 +81,15 @@ extension StorageSession {
         ).all().count == 1
     }
 
+    /// Replaces some readable configuration fields of a destination (one that moved, such as a migrated Telegram chat).
+    public func mergeIntegrationConfig(id: String, fields: [String: String], at now: Int64) async throws {
+        guard let record = try await integration(id: id) else { return }
+        var config = try Self.decodeJSON(record.config, as: [String: String].self, column: "config") ?? [:]
+        config.merge(fields) { _, new in new }
+        try await sql.update("integrations").set("config", to: try Self.json(config) ?? "{}").set("updated_at", to: now)
+            .where("id", .equal, id).run()
+    }
+
     /// Deletes a destination, its secrets and its deliveries.
     public func deleteIntegration(id: String) async throws {
         try await sql.delete(from: "deliveries").where("integration_id", .equal, id).run()

@@ -28,9 +28,32 @@ struct DeliverySender: Sendable {
             return WebhookDestination(
                 url: try required(config["url"], "url"), secrets: try secrets.signingSecrets(at: now),
                 authorization: secrets.fields["authorization"])
-        case .slack, .telegram, .amplitude, .mixpanel, nil:
-            throw IntegrationError(.invalidConfiguration, "the integration kind '\(record.kind)' cannot send yet")
+        case .slack:
+            return SlackDestination(url: try required(secrets.fields["url"], "url"))
+        case .telegram:
+            return TelegramDestination(
+                baseURL: config["baseURL"] ?? DestinationKind.telegramBaseURL, botToken: try required(secrets.fields["botToken"], "botToken"),
+                chatId: try required(config["chatId"], "chatId"))
+        case .amplitude:
+            return AmplitudeDestination(
+                url: AmplitudeDestination.url(region: config["region"], baseURL: config["baseURL"]),
+                apiKey: try required(secrets.fields["apiKey"], "apiKey"), naming: naming(config))
+        case .mixpanel:
+            var account: (username: String, secret: String)?
+            if let username = config["serviceAccountUsername"] {
+                account = (username, try required(secrets.fields["serviceAccountSecret"], "serviceAccountSecret"))
+            }
+            return MixpanelDestination(
+                baseURL: MixpanelDestination.baseURL(region: config["region"], override: config["baseURL"]),
+                projectToken: try required(secrets.fields["projectToken"], "projectToken"), projectId: config["projectId"],
+                serviceAccount: account, naming: naming(config))
+        case nil:
+            throw IntegrationError(.invalidConfiguration, "unknown integration kind '\(record.kind)'")
         }
+    }
+
+    private static func naming(_ config: [String: String]) -> AnalyticsNaming {
+        AnalyticsNaming(config["preset"].flatMap(AnalyticsNaming.Preset.init(rawValue:)) ?? .storekeeper)
     }
 
     /// Every secret value of a destination, to remove from what is stored and shown.
@@ -61,14 +84,19 @@ struct DeliverySender: Sendable {
 
     func send(_ events: [OutboundEvent], via destination: any Destination, secrets: [String], now: Int64) async -> SendOutcome {
         let started = ContinuousClock.now
-        let answer: AttemptAnswer
+        var answers: [AttemptAnswer] = []
         do {
-            answer = await transport.send(try destination.request(for: events, now: now))
+            for request in try destination.requests(for: events, now: now) {
+                let answer = await transport.send(request)
+                answers.append(answer)
+                if !destination.proceeds(after: answer) { break }
+            }
         } catch {
-            answer = AttemptAnswer(failure: "the request cannot be made: \(error.message)", permanent: true)
+            answers.append(AttemptAnswer(failure: "the request cannot be made: \(error.message)", permanent: true))
         }
+        let answer = answers.last ?? AttemptAnswer(failure: "nothing to send")
         let latency = (ContinuousClock.now - started).wholeMilliseconds
-        var verdicts = destination.verdicts(answer, for: events, now: now)
+        var verdicts = destination.verdicts(answers, for: events, now: now)
         if verdicts.count != events.count {
             verdicts = events.map { _ in .retry(reason: "the destination's answer could not be read per event", retryAfter: nil) }
         }

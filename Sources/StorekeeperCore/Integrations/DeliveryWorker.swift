@@ -117,7 +117,7 @@ public struct DeliveryWorker: Service {
                 return
             }
             var pacer = Pacer(interval: destination.minimumInterval)
-            let batch = destination.batchLimit * destination.concurrency * (destination.batchLimit == 1 ? 4 : 1)
+            let batch = destination.claimLimit
             let leaseMs = lease.wholeMilliseconds
             while !Task.isShuttingDownGracefully {
                 let claimedAt = now
@@ -141,19 +141,24 @@ public struct DeliveryWorker: Service {
                                 secrets: secretValues))
                     }
                 }
-                let groups = stride(from: 0, to: sendable.count, by: destination.batchLimit).map {
-                    Array(sendable[$0..<min($0 + destination.batchLimit, sendable.count)])
-                }
+                let groups = destination.batches(sendable.map(\.1)).map { Array(sendable[$0]) }
                 let outcomes = await send(groups.map { $0.map(\.1) }, via: destination, secrets: secretValues, pacer: &pacer)
                 var disabledFor: String?
+                var movedTo: [String: String]?
                 for (group, outcome) in zip(groups, outcomes) {
                     for ((delivery, _), verdict) in zip(group, outcome.verdicts) {
                         let attempt = Self.attempt(delivery, verdict, outcome, schedule: schedule, now: now, secrets: secretValues)
                         attempts.append(attempt)
-                        if case .disableDestination(let reason) = verdict {
+                        switch verdict {
+                        case .disableDestination(let reason):
                             disabledFor = DeliverySender.redact(reason, secretValues)
                             metrics.delivery(kind: integration.kind, outcome: "disabled")
-                        } else {
+                        case .moved(_, let config):
+                            movedTo = (movedTo ?? [:]).merging(config) { _, new in new }
+                            metrics.delivery(kind: integration.kind, outcome: "moved")
+                        case .retryNow:
+                            metrics.delivery(kind: integration.kind, outcome: "requeued")
+                        case .delivered, .retry, .rejected:
                             metrics.delivery(kind: integration.kind, outcome: attempt.status.rawValue)
                         }
                     }
@@ -161,12 +166,19 @@ public struct DeliveryWorker: Service {
                 let finishedAt = now
                 let disable = disabledFor
                 let recorded = attempts
+                let moved = movedTo
                 try await database.writing { session in
                     try await session.recordAttempts(recorded, token: token)
                     if let disable { try await session.disableIntegration(id: id, reason: disable, at: finishedAt) }
+                    if let moved, disable == nil { try await session.mergeIntegrationConfig(id: id, fields: moved, at: finishedAt) }
                 }
                 if let disable {
                     logger.error("disabled a destination after a permanent answer", metadata: ["integration": "\(id)", "reason": "\(disable)"])
+                    return
+                }
+                if moved != nil {
+                    // The next lane reads the new configuration.
+                    logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
                     return
                 }
             }
@@ -210,7 +222,8 @@ public struct DeliveryWorker: Service {
     }
 
     /// What one attempt comes to. A destination disabled by its answer keeps the delivery waiting, uncounted, for when
-    /// the operator enables it again.
+    /// the operator enables it again; a delivery requeued (its batch refused for another event) or whose destination
+    /// moved is due again at once, uncounted.
     static func attempt(
         _ delivery: DeliveryRecord, _ verdict: AttemptVerdict, _ outcome: SendOutcome?, schedule: RetrySchedule, now: Int64,
         secrets: [String]
@@ -228,7 +241,7 @@ public struct DeliveryWorker: Service {
             status = next == nil ? .dead : .retrying
         case .rejected:
             status = .dead
-        case .disableDestination:
+        case .disableDestination, .retryNow, .moved:
             attempts = delivery.attempts
             first = delivery.firstAttemptAt
             status = delivery.attempts == 0 ? .pending : .retrying

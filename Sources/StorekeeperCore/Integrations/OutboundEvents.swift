@@ -1,3 +1,4 @@
+import Entitlements
 import Foundation
 import Integrations
 import Storage
@@ -23,6 +24,7 @@ enum OutboundEvents {
         let names = try await session.appUserIds(customers: customers)
         var states: [String: String] = [:]
         for state in try await session.states(customers: customers) { states[state.customerId + "\n" + state.environment] = state.state }
+        let spent = try await session.spentUSD(customers: customers)
         var rates: [String: Double] = [:]
         var messages: [Int64: OutboundEvent] = [:]
         let decoder = JSONDecoder()
@@ -47,7 +49,38 @@ enum OutboundEvents {
                 usdPrice: usd, appId: appId, bundleId: bundleId, customerId: event.customerId, appUserId: customerNames.first,
                 aliases: Array(customerNames.dropFirst()), eventJSON: event.payload,
                 stateJSON: states[event.customerId + "\n" + event.environment])
+            messages[delivery.eventSeq]?.totalSpentUSD = spent[event.customerId + "\n" + event.environment] ?? 0
+            if let json = states[event.customerId + "\n" + event.environment],
+                let state = try? decoder.decode(CustomerState.self, from: Data(json.utf8))
+            {
+                let (statuses, paying) = Self.groupStatuses(state)
+                messages[delivery.eventSeq]?.groupStatuses = statuses
+                messages[delivery.eventSeq]?.paying = paying
+            }
         }
         return messages
+    }
+
+    /// Each group's status by its latest subscription, and whether a paid period (not a free trial) gives access.
+    static func groupStatuses(_ state: CustomerState) -> ([String: String], Bool) {
+        var statuses: [String: String] = [:]
+        var latest: [String: Int64] = [:]
+        var paying = false
+        for subscription in state.subscriptions {
+            let started = subscription.purchaseDate.millisecondsSince1970
+            if subscription.grantsAccess && subscription.periodType != .trial { paying = true }
+            guard started >= latest[subscription.group] ?? .min else { continue }
+            latest[subscription.group] = started
+            let status: String
+            switch subscription.status {
+            case .active: status = subscription.periodType == .trial ? "trial" : "active"
+            case .gracePeriod: status = "grace_period"
+            case .billingRetry: status = "billing_retry"
+            case .expired: status = "expired"
+            case .revoked: status = "refunded"
+            }
+            statuses[subscription.group] = status
+        }
+        return (statuses, paying)
     }
 }

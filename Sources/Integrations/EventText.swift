@@ -1,0 +1,64 @@
+import Foundation
+
+/// An event told for people (Slack, Telegram): what happened, to whom, the product, the price in its currency and in
+/// US dollars when a rate is stored, the environment.
+public enum EventText {
+    /// `subscription_renewed` → `Subscription renewed`; a retraction says so.
+    public static func title(_ event: OutboundEvent) -> String {
+        let words = event.type.split(separator: "_").joined(separator: " ")
+        let title = words.prefix(1).uppercased() + words.dropFirst()
+        return event.retractedAt == nil ? title : "Retracted: \(title)"
+    }
+
+    /// `9.99 EUR (≈ 10.84 USD)`, `4.99 USD`, or nil without a price.
+    public static func price(_ event: OutboundEvent) -> String? {
+        guard let price = event.price, let currency = event.currency else { return nil }
+        let local = "\(amount(price)) \(currency)"
+        guard currency != "USD", let usd = event.usdPrice else { return local }
+        return "\(local) (≈ \(String(format: "%.2f", usd)) USD)"
+    }
+
+    /// Milliunits as a decimal amount with two decimals (more when the price has them).
+    static func amount(_ milliunits: Int64) -> String {
+        let sign = milliunits < 0 ? "-" : ""
+        let magnitude = milliunits.magnitude
+        let whole = magnitude / 1000
+        let fraction = magnitude % 1000
+        return fraction % 10 == 0
+            ? "\(sign)\(whole).\(String(format: "%02d", fraction / 10))" : "\(sign)\(whole).\(String(format: "%03d", fraction))"
+    }
+
+    /// The labelled facts, in order; absent ones left out.
+    public static func facts(_ event: OutboundEvent) -> [(label: String, value: String)] {
+        var facts: [(String, String)] = [("Customer", event.appUserId ?? event.customerId)]
+        if let product = event.productId { facts.append(("Product", product)) }
+        if let price = price(event) { facts.append(("Price", price)) }
+        facts.append(("Environment", event.environment))
+        facts.append(("App", event.bundleId))
+        return facts
+    }
+
+    /// One line: the title and the facts' values.
+    public static func line(_ event: OutboundEvent) -> String {
+        ([title(event)] + facts(event).map(\.value)).joined(separator: " · ")
+    }
+
+    /// `&`, `<` and `>` escaped: what Slack's mrkdwn and Telegram's HTML both need.
+    public static func escaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
+
+/// Reading a destination's JSON answer.
+enum AnswerJSON {
+    static func object(_ answer: AttemptAnswer) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any]
+    }
+
+    static func int(_ value: Any?) -> Int? {
+        if let number = value as? NSNumber { return number.intValue }
+        if let text = value as? String { return Int(text) }
+        return nil
+    }
+}
