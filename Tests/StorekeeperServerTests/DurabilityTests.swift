@@ -16,8 +16,11 @@ struct DurabilityTests {
         let process = Process()
         let output = NIOLockedValueBox("")
 
-        init(database: String, near bundle: URL, extraArguments: [String] = []) throws {
+        init(database: String, near bundle: URL, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
             process.executableURL = try StorekeeperCLI.binary(near: bundle)
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
+            }
             process.arguments =
                 ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"] + extraArguments
             let pipe = Pipe()

@@ -36,8 +36,11 @@ final class FakeDestination: Sendable {
 
     private let log = NIOLockedValueBox<[Received]>([])
     private let responder: NIOLockedValueBox<Responder>
+    /// How long each answer takes (a slow destination: requests stay in flight).
+    let delay: Duration
 
-    init(_ responder: @escaping Responder = { _, _ in Answer(status: 200) }) {
+    init(delay: Duration = .zero, _ responder: @escaping Responder = { _, _ in Answer(status: 200) }) {
+        self.delay = delay
         self.responder = NIOLockedValueBox(responder)
     }
 
@@ -61,6 +64,7 @@ final class FakeDestination: Sendable {
                 return log.count - 1
             }
             let answer = self.responder.withLockedValue { $0 }(received, index)
+            if self.delay > .zero { try await Task.sleep(for: self.delay) }
             var fields = HTTPFields()
             for (name, value) in answer.headers { if let name = HTTPField.Name(name) { fields[name] = value } }
             return Response(

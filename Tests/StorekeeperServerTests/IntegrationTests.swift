@@ -407,3 +407,53 @@ extension TestClientProtocol {
         return try decode(DeliveryPage.self, response).deliveries
     }
 }
+
+/// Two servers on one PostgreSQL database share the outbox: each delivery is claimed by one of them (SKIP LOCKED)
+/// and sent once.
+@Suite("Integrations: two servers")
+struct TwoServerDeliveryTests {
+    @Test("two servers on one PostgreSQL send every delivery once", .enabled(if: TestDatabase.available.contains(.postgres)))
+    func sharedOutbox() async throws {
+        let h = try await Harness.make(.postgres)
+        h.clock.set(at(75))
+        let second = try await Harness.openCore(h.core.database.location, clock: h.clock)
+        let receiver = FakeDestination(delay: .milliseconds(50))
+        try await receiver.serve { url in
+            // The second server: its delivery worker polls the shared outbox.
+            let other = Task { try await Harness.application(second).runService(gracefulShutdownSignals: []) }
+            defer { other.cancel() }
+            try await h.live { client in
+                let view = try decode(
+                    IntegrationView.self,
+                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                for i in 0..<120 {
+                    let purchase = Purchase(
+                        transactionId: "\(50_000 + i)", originalTransactionId: "\(50_000 + i)", purchase: at(74), expires: at(104),
+                        signed: at(74), token: UUID().uuidString.lowercased())
+                    _ = try await client.postNotification(
+                        h.app.appId, try notification(.subscribed, .initialBuy, purchase: purchase, signed: at(74)))
+                }
+                let count = try await IntegrationTests.storedEvents(h).count
+                #expect(count >= 120)
+                try await eventually("every event delivered", seconds: 60) {
+                    try await h.core.database.reading { session in
+                        try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'").first()
+                            .map { try $0.decode(column: "n", as: Int.self) } == count
+                    }
+                }
+                let ids = receiver.received.compactMap { $0.header("webhook-id") }
+                #expect(ids.count == count, "a delivery was sent twice")
+                #expect(Set(ids).count == count)
+                #expect(ids.allSatisfy { $0.hasPrefix("msg_\(view.id)_") })
+                let sentBy = [h.core, second].map { core in
+                    String(decoding: core.metrics.exposition(), as: UTF8.self).split(separator: "\n")
+                        .filter { $0.hasPrefix("storekeeper_deliveries_total") && $0.contains("outcome=\"delivered\"") }
+                        .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+                }
+                #expect(sentBy.reduce(0, +) == Double(count))
+                #expect(sentBy.allSatisfy { $0 > 0 }, "one server did all the work: nothing was shared")
+                print("two servers, one outbox: \(count) deliveries, sent by the first \(Int(sentBy[0])), by the second \(Int(sentBy[1]))")
+            }
+        }
+    }
+}
