@@ -10,6 +10,8 @@ let package = Package(
         .package(name: "storekeeper", path: ".."),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         .executableTarget(
@@ -50,6 +52,15 @@ let package = Package(
                 .product(name: "AppStoreSimulator", package: "storekeeper"),
             ],
             path: "Benchmarks/ServerLoad"
+        ),
+        // The fast local webhook receiver of `outbox.sh`; not a Benchmark target.
+        .executableTarget(
+            name: "WebhookReceiver",
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Benchmarks/WebhookReceiver"
         ),
     ],
     swiftLanguageModes: [.v6]

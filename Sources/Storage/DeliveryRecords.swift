@@ -130,7 +130,7 @@ extension StorageSession {
     ]
 
     /// Claims up to `limit` of a destination's due deliveries for `token` until `leaseUntil`, oldest due first, and
-    /// returns them in event order. A claimed row is due again when the lease ends (its holder died); on PostgreSQL
+    /// returns them in event order; none once the destination is disabled (a lane stops there). A claimed row is due again when the lease ends (its holder died); on PostgreSQL
     /// rows another server is claiming are skipped, never waited for.
     public func claimDeliveries(integration id: String, now: Int64, leaseUntil: Int64, token: String, limit: Int) async throws
         -> [DeliveryRecord]
@@ -142,6 +142,7 @@ extension StorageSession {
             WHERE integration_id = \(bind: id) AND event_seq IN (
                 SELECT event_seq FROM deliveries
                 WHERE integration_id = \(bind: id) AND status IN ('pending', 'retrying') AND next_attempt_at <= \(bind: now)
+                AND EXISTS (SELECT 1 FROM integrations WHERE id = \(bind: id) AND enabled = 1)
                 ORDER BY next_attempt_at LIMIT \(literal: limit)\(unsafeRaw: skipLocked))
             RETURNING \(unsafeRaw: Self.deliveryColumns.joined(separator: ", "))
             """
@@ -189,6 +190,19 @@ extension StorageSession {
         if let status { query = query.where("status", .equal, status.rawValue) }
         if let beforeSeq { query = query.where("event_seq", .lessThan, beforeSeq) }
         return try await query.orderBy("event_seq", .descending).limit(limit).all().map(Self.deliveryRecord)
+    }
+
+    /// How many of a destination's deliveries are in each status.
+    public func deliveryCounts(integration id: String) async throws -> [DeliveryStatus: Int] {
+        var counts: [DeliveryStatus: Int] = [:]
+        for row in try await sql.raw(
+            "SELECT status, COUNT(*) AS n FROM deliveries WHERE integration_id = \(bind: id) GROUP BY status"
+        ).all() {
+            if let status = DeliveryStatus(rawValue: try row.decode(column: "status", as: String.self)) {
+                counts[status] = try row.decode(column: "n", as: Int.self)
+            }
+        }
+        return counts
     }
 
     public func delivery(integration id: String, eventSeq: Int64) async throws -> DeliveryRecord? {

@@ -457,3 +457,51 @@ struct TwoServerDeliveryTests {
         }
     }
 }
+
+/// The dashboard's pages of destinations: what waits and died, and the replay button.
+@Suite("Integrations: dashboard")
+struct IntegrationDashboardTests {
+    @Test("a destination's page shows its failures without its secrets, and its replay form sends the dead again", arguments: [TestDatabase.sqlite])
+    func page(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        _ = try await DashboardTests.user(h)
+        let receiver = FakeDestination { _, _ in .init(status: 500, body: "receiver broken") }
+        try await receiver.serve { url in
+            try await h.live { client in
+                let view = try decode(
+                    IntegrationView.self,
+                    try await client.createIntegration(
+                        h, ["kind": "webhook", "name": "Backend", "config": ["url": url, "authorization": "Bearer dash-secret-42"],
+                            "environments": ["Sandbox"], "retrySchedule": [] as [Int]]))
+                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                let count = try await IntegrationTests.storedEvents(h).count
+                try await eventually("dead") {
+                    let dead = try await client.deliveries(h, view.id, query: "?status=dead")
+                    return dead.count == count
+                }
+                let (_, cookie) = try await DashboardTests.signIn(client, email: "ops@example.com", password: DashboardTests.password)
+                let list = String(
+                    buffer: try await DashboardTests.get(client, "/dashboard/apps/\(h.app.appId)/integrations?environment=Sandbox", cookie: cookie).body)
+                #expect(list.contains("Backend") && list.contains("webhook"))
+                let path = "/dashboard/apps/\(h.app.appId)/integrations/\(view.id)"
+                let page = String(buffer: try await DashboardTests.get(client, path + "?environment=Sandbox", cookie: cookie).body)
+                #expect(page.contains(#"data-status="dead">\#(count)<"#))
+                #expect(page.contains("receiver broken"))
+                #expect(page.contains("authorization, signingSecret"))
+                #expect(!page.contains("dash-secret-42"))
+                let csrf = try #require(DashboardTests.csrf(page))
+                let before = receiver.received.count
+                receiver.respond { _, _ in .init(status: 200) }
+                let (headers, body) = DashboardTests.form(
+                    [("csrf", csrf), ("from", "2020-01-01"), ("to", "2099-01-01"), ("status", "dead")], cookie: cookie)
+                let replay = try await client.execute(uri: path + "/replay", method: .post, headers: headers, body: body)
+                #expect(replay.status == .seeOther)
+                #expect(replay.headers[.location]?.contains("replayed=\(count)") == true)
+                try await eventually("replayed") { receiver.received.count == before + count }
+                let forged = DashboardTests.form([("csrf", "nope"), ("from", "2020-01-01"), ("to", "2099-01-01")], cookie: cookie)
+                #expect(try await client.execute(uri: path + "/replay", method: .post, headers: forged.0, body: forged.1).status == .forbidden)
+            }
+        }
+    }
+}

@@ -29,6 +29,9 @@ public struct DeliveryWorker: Service {
     var pollInterval: Duration = .seconds(1)
     /// How often the queue's depth is measured for `/metrics`.
     var depthInterval: Duration = .seconds(10)
+    /// The least time between two looks for due deliveries: a burst of commits (each pokes) is looked at once, not
+    /// once per commit. Running lanes claim on their own meanwhile.
+    var scanSpacing: Duration = .milliseconds(25)
     private let lanes = NIOLockedValueBox(Set<String>())
 
     init(
@@ -76,6 +79,7 @@ public struct DeliveryWorker: Service {
                 }
                 let signal = self.signal
                 let pollInterval = self.pollInterval
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: scanSpacing) }
                 await withGracefulShutdownHandler {
                     await signal.wait(timeout: pollInterval)
                 } onGracefulShutdown: {

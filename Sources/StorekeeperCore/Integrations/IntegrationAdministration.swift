@@ -263,6 +263,12 @@ public struct IntegrationAdministration: Sendable {
             deliveries: page.map(DeliveryView.init), nextCursor: page.count == limit ? page.last.map { "\($0.eventSeq)" } : nil)
     }
 
+    /// How many of a destination's deliveries are in each status.
+    public func counts(_ id: String, app: AppRuntime) async throws -> [String: Int] {
+        _ = try await stored(id, app: app)
+        return try await database.reading { try await $0.deliveryCounts(integration: id) }.reduce(into: [:]) { $0[$1.key.rawValue] = $1.value }
+    }
+
     /// Makes one delivery due now with a fresh schedule (the same id).
     public func retry(_ id: String, delivery deliveryId: String, app: AppRuntime) async throws -> DeliveryView {
         _ = try await stored(id, app: app)

@@ -38,6 +38,9 @@ struct DashboardController {
         routes.get("apps/:appId/customers/:customerId", use: customer)
         routes.get("apps/:appId/raw/:factId", use: raw)
         routes.get("apps/:appId/events", use: events)
+        routes.get("apps/:appId/integrations", use: integrations)
+        routes.get("apps/:appId/integrations/:integrationId", use: integration)
+        routes.post("apps/:appId/integrations/:integrationId/replay", use: replay)
         return routes
     }
 

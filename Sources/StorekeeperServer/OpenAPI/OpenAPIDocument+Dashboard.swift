@@ -59,6 +59,9 @@ extension OpenAPIDocument {
         .init(content: [.form: .content(.init(schema: .object(properties: properties)))], required: true)
     }
 
+    static let integrationPageParameter = Either<OpenAPI.Reference<OpenAPI.Parameter>, OpenAPI.Parameter>.parameter(
+        .init(name: "integrationId", context: .path(schema: .string(minLength: 1)), description: "The destination's id."))
+
     static var dashboardPaths: OpenAPI.PathItem.Map {
         let base = "/dashboard/apps/{appId}"
         let metricNames = Metric.allCases.flatMap { [AnyCodable($0.rawValue), AnyCodable($0.rawValue + ".csv")] }
@@ -152,6 +155,22 @@ extension OpenAPIDocument {
                         "Only this event type (empty: every type)."),
                     query("before", .string(pattern: "^[1-9][0-9]{0,17}$"), "Older than this event number (the Older link)."),
                 ]),
+            OpenAPI.Path(rawValue: base + "/integrations"): page("The app's event destinations, with what waits and what died."),
+            OpenAPI.Path(rawValue: base + "/integrations/{integrationId}"): page(
+                "A destination: its configuration (no secret), counts by status, failures, recent deliveries and a replay form.",
+                parameters: [integrationPageParameter, query("replayed", .string, "How many the last replay sent again (shown).")]),
+            OpenAPI.Path(rawValue: base + "/integrations/{integrationId}/replay"): .init(
+                post: .init(
+                    summary: "Replays the destination's deliveries created between two days, dead ones or all (same ids).",
+                    parameters: [parameter("AppId"), integrationPageParameter],
+                    requestBody: form([
+                        "csrf": .string, "from": .string(description: "YYYY-MM-DD"), "to": .string(description: "YYYY-MM-DD, excluded"),
+                        "status": .string(required: false, allowedValues: "dead", "all"),
+                    ]),
+                    responses: merged(
+                        [303: seeOther("Back to the destination's page, saying how many were replayed; without a session, to sign-in.")],
+                        errorPages(400, 403, 404, 413, 503)),
+                    security: [[.component(named: "dashboardSession"): []]])),
         ]
     }
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The outbox's benchmarks, apart from `swift test`, on this machine (the server, wrk and the receiver share its cores:
+# compare figures within one run).
+#
+# 1. Delivery throughput: ~100,000 events recorded for a paused webhook destination (a fast local receiver that
+#    answers 204 and counts distinct webhook-ids), then the destination enabled: deliveries a second until every one
+#    is delivered.
+# 2. What the outbox adds to ingest: `server.sh`'s ingest (wrk POSTing new signed notifications) with one enabled
+#    webhook destination whose worker delivers meanwhile, against no destination; the two alternated on fresh
+#    databases ROUNDS times (default 5), the median of the rounds' ratios and their spread.
+#
+#   Benchmarks/outbox.sh                      # both databases (PostgreSQL through .ci/postgres.sh)
+#   DATABASES=sqlite EVENTS_CUSTOMERS=25000 ROUNDS=3 Benchmarks/outbox.sh
+#   STOREKEEPER_BIN=/path/to/storekeeper Benchmarks/outbox.sh
+#   WORK=/tmp/tmp.XXXX Benchmarks/outbox.sh   # reuse a previous run's generated notifications
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+
+events_customers=${EVENTS_CUSTOMERS:-25000}   # × (1 + 3 renewals) notifications: 100,000 events
+customers=${CUSTOMERS:-6000}
+connections=${CONNECTIONS:-16}
+duration=${DURATION:-10}
+databases=${DATABASES:-"sqlite postgres"}
+rounds=${ROUNDS:-5}
+
+if [ -z "${STOREKEEPER_BIN:-}" ]; then swift build -c release --product storekeeper > /dev/null; fi
+(cd Benchmarks && swift build -c release --product ServerLoad > /dev/null && swift build -c release --product WebhookReceiver > /dev/null)
+bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
+# WORK=<a previous run's directory> reuses its generated notifications (100,000 take minutes to sign).
+work=${WORK:-$(mktemp -d)}
+echo "work directory: $work"
+[ -s "$work/events/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/events" "$events_customers" 3 com.example.load
+[ -s "$work/load/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" 4 com.example.load
+cat > "$work/catalog.json" <<'JSON'
+{"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
+JSON
+export STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS=true
+
+"$root/Benchmarks/.build/release/WebhookReceiver" > "$work/receiver.log" 2>&1 &
+receiver_pid=$!
+trap 'kill $receiver_pid 2> /dev/null || true' EXIT
+for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
+receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
+
+start_server() {  # $1 database url, $2 log; sets pid and port
+    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
+    pid=$!
+    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
+    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
+}
+
+fresh_database() {  # $1 sqlite|postgres, $2 name; sets url
+    if [ "$1" = sqlite ]; then
+        url="$work/$2.sqlite"
+        rm -f "$url"
+    else
+        base=$("$root/.ci/postgres.sh" | tail -1)
+        su postgres -c "dropdb --if-exists $2 && createdb $2"
+        url="${base/storekeeper_test/$2}"
+    fi
+    "$bin" migrate --database-url "$url" > /dev/null
+}
+
+sql() {  # $1 sqlite|postgres, $2 url or database name, $3 query
+    if [ "$1" = sqlite ]; then
+        python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$2" "$3"
+    else
+        su postgres -c "psql -tA $2 -c \"$3\""
+    fi
+}
+
+create_app() {  # $1 url, $2 the load's directory (its CA signed the payloads); sets app_id, secret_key
+    local app
+    app=$("$bin" apps create --database-url "$1" --bundle-id com.example.load --environment sandbox \
+        --trusted-root "$2/root.der" --catalog "$work/catalog.json")
+    app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+    secret_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["secretKey"])')
+}
+
+create_webhook() {  # $1 enabled true|false; prints the integration id
+    curl -sf -X POST "http://127.0.0.1:$port/v1/apps/$app_id/integrations" -H "Authorization: Bearer $secret_key" \
+        -H 'Content-Type: application/json' \
+        -d "{\"kind\": \"webhook\", \"config\": {\"url\": \"$receiver\"}, \"environments\": [\"Sandbox\"], \"enabled\": $1}" |
+        python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])'
+}
+
+now() { date +%s.%N; }
+
+for database in $databases; do
+    # 1. Delivery throughput.
+    fresh_database "$database" storekeeper_bench_outbox
+    name=storekeeper_bench_outbox
+    target=$url; [ "$database" = sqlite ] && target=$url || target=$name
+    create_app "$url" "$work/events"
+    start_server "$url" "$work/serve-outbox.log"
+    integration=$(create_webhook false)
+    PAYLOADS="$work/events/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d600s \
+        -s "$root/Benchmarks/post-once.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
+    waiting=$(sql "$database" "$target" "select count(*) from deliveries")
+    [ "$waiting" -gt 0 ] || { echo "no deliveries were recorded: see $work/serve-outbox.log" >&2; exit 1; }
+    recorded=$(sql "$database" "$target" "select count(*) from events")
+    before=$(curl -sf "$receiver/count" | cut -d' ' -f1)
+    started=$(now)
+    curl -sf -X PATCH "http://127.0.0.1:$port/v1/apps/$app_id/integrations/$integration" -H "Authorization: Bearer $secret_key" \
+        -H 'Content-Type: application/json' -d '{"enabled": true}' > /dev/null
+    while [ "$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")" -lt "$waiting" ]; do sleep 0.2; done
+    finished=$(now)
+    after=$(curl -sf "$receiver/count")
+    kill -TERM "$pid"; wait "$pid" || true
+    python3 - "$database" "$recorded" "$waiting" "$started" "$finished" "$before" "$after" <<'PY'
+import sys
+database, recorded, waiting, started, finished, before, after = sys.argv[1:]
+distinct, requests = (int(x) for x in after.split())
+seconds = float(finished) - float(started)
+print(f"[{database}] outbox: {recorded} events recorded, {waiting} deliveries delivered in {seconds:.1f} s: "
+      f"{int(waiting) / seconds:.0f} deliveries/s (receiver: {distinct - int(before)} new distinct ids, {requests} requests in all)")
+PY
+
+    # 2. What the outbox adds to ingest.
+    results=()
+    for round in $(seq 1 "$rounds"); do
+        for build in without with; do
+            fresh_database "$database" storekeeper_bench_outbox_cost
+            target=$url; [ "$database" = postgres ] && target=storekeeper_bench_outbox_cost
+            create_app "$url" "$work/load"
+            start_server "$url" "$work/serve-cost.log"
+            [ "$build" = with ] && create_webhook true > /dev/null
+            rate=$(PAYLOADS="$work/load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
+                -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
+                sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
+            sleep 1
+            delivered=$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")
+            kill -TERM "$pid"; wait "$pid" || true
+            echo "[$database] ingest $build a webhook destination, round $round: $rate req/s ($delivered delivered meanwhile)"
+            results+=("$build $rate")
+        done
+    done
+    printf '%s\n' "${results[@]}" | awk -v db="$database" '
+        $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; sw += w; sx += $2 }
+        END {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+            m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+            printf "    [%s] ingest time with a webhook destination / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, m, n, r[1], r[n], sx / n, sw / n }'
+done
