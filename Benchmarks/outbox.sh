@@ -96,8 +96,16 @@ for database in $databases; do
     create_app "$url" "$work/events"
     start_server "$url" "$work/serve-outbox.log"
     integration=$(create_webhook false)
-    PAYLOADS="$work/events/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d600s \
-        -s "$root/Benchmarks/post-once.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
+    # Every notification posted once (wrk goes round the list; it is stopped once all are stored).
+    total=$(wc -l < "$work/events/payloads.txt")
+    PAYLOADS="$work/events/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d3600s \
+        -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null &
+    wrk_pid=$!
+    ingest_started=$(now)
+    while [ "$(sql "$database" "$target" "select count(*) from notifications")" -lt "$total" ]; do sleep 1; done
+    ingest_finished=$(now)
+    kill "$wrk_pid" 2> /dev/null || true
+    wait "$wrk_pid" 2> /dev/null || true
     waiting=$(sql "$database" "$target" "select count(*) from deliveries")
     [ "$waiting" -gt 0 ] || { echo "no deliveries were recorded: see $work/serve-outbox.log" >&2; exit 1; }
     recorded=$(sql "$database" "$target" "select count(*) from events")
@@ -109,11 +117,13 @@ for database in $databases; do
     finished=$(now)
     after=$(curl -sf "$receiver/count")
     kill -TERM "$pid"; wait "$pid" || true
-    python3 - "$database" "$recorded" "$waiting" "$started" "$finished" "$before" "$after" <<'PY'
+    python3 - "$database" "$recorded" "$waiting" "$started" "$finished" "$before" "$after" "$total" "$ingest_started" "$ingest_finished" <<'PY'
 import sys
-database, recorded, waiting, started, finished, before, after = sys.argv[1:]
+database, recorded, waiting, started, finished, before, after, total, ingest_started, ingest_finished = sys.argv[1:]
 distinct, requests = (int(x) for x in after.split())
 seconds = float(finished) - float(started)
+ingest = float(ingest_finished) - float(ingest_started)
+print(f"[{database}] ingest of {total} notifications for a paused destination: {ingest:.0f} s ({int(total) / ingest:.0f}/s)")
 print(f"[{database}] outbox: {recorded} events recorded, {waiting} deliveries delivered in {seconds:.1f} s: "
       f"{int(waiting) / seconds:.0f} deliveries/s (receiver: {distinct - int(before)} new distinct ids, {requests} requests in all)")
 PY

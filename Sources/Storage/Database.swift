@@ -159,10 +159,10 @@ public final class StorageDatabase: Sendable {
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backend {
         case .sqlite(_, let readers, _, let next):
-            return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql()) }
+            return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql(queryLogLevel: Self.queryLogLevel)) }
         case .postgres(let pool):
             let logger = logger
-            return try await Self.withDeadline { try await Self.mapErrors { try await body(pool.database(logger: logger).sql()) } }
+            return try await Self.withDeadline { try await Self.mapErrors { try await body(pool.database(logger: logger).sql(queryLogLevel: Self.queryLogLevel)) } }
         }
     }
 
@@ -174,13 +174,13 @@ public final class StorageDatabase: Sendable {
         switch backend {
         case .sqlite(let writer, _, let lock, _):
             return try await lock.withLock {
-                try await Self.mapErrors { try await Self.inTransaction(writer.sql(), begin: "BEGIN IMMEDIATE", body) }
+                try await Self.mapErrors { try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE", body) }
             }
         case .postgres(let pool):
             let logger = logger
             return try await Self.withDeadline(deadline) {
                 try await Self.mapErrors {
-                    try await pool.database(logger: logger).sql().withSession { session in
+                    try await pool.database(logger: logger).sql(queryLogLevel: Self.queryLogLevel).withSession { session in
                         try await Self.inTransaction(session, begin: "BEGIN", body)
                     }
                 }
@@ -219,6 +219,10 @@ public final class StorageDatabase: Sendable {
         default: return false
         }
     }
+
+    /// Statements are not logged, at any level: their binds hold secrets (destinations' tokens, app configurations)
+    /// and customers' data, which must never reach a log.
+    static let queryLogLevel: Logger.Level? = nil
 
     /// How long a PostgreSQL operation may take before its request is answered `unavailable` (503, so Apple retries).
     public static let deadline: Duration = .seconds(15)

@@ -64,10 +64,10 @@ struct Harness: Sendable {
     static func make(
         _ database: TestDatabase, environments: [String] = ["Sandbox"], appAppleId: Int64? = nil,
         policy: AppConfiguration.TransferPolicy = .transfer, serverAPI: AppConfiguration.ServerAPICredentials? = nil,
-        catalog: Catalog = testCatalog, allowPrivateWebhooks: Bool = true
+        catalog: Catalog = testCatalog, allowPrivateWebhooks: Bool = true, logger: Logger? = nil
     ) async throws -> Harness {
         let clock = TestClock(at(0))
-        let core = try await openCore(database.fresh(), clock: clock, allowPrivateWebhooks: allowPrivateWebhooks)
+        let core = try await openCore(database.fresh(), clock: clock, allowPrivateWebhooks: allowPrivateWebhooks, logger: logger)
         let app = try await core.administration.create(
             config(
                 environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
@@ -77,15 +77,16 @@ struct Harness: Sendable {
     /// A core on `location`, migrated, without reconciliation, on the test's clock; webhooks may go to the test's own
     /// receivers on loopback unless `allowPrivateWebhooks` is false.
     static func openCore(
-        _ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared, allowPrivateWebhooks: Bool = true
+        _ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared, allowPrivateWebhooks: Bool = true,
+        logger given: Logger? = nil
     ) async throws -> StorekeeperCore {
         var settings = CoreSettings()
         settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
         settings.allowPrivateWebhooks = allowPrivateWebhooks
-        var logger = Logger(label: "test")
-        logger.logLevel = .critical
+        var logger = given ?? Logger(label: "test")
+        if given == nil { logger.logLevel = .critical }
         return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: httpClient)
     }
 

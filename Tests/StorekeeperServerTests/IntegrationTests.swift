@@ -2,6 +2,8 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
+import NIOConcurrencyHelpers
 import HummingbirdTesting
 import NIOCore
 import Storage
@@ -502,6 +504,89 @@ struct IntegrationDashboardTests {
                 let forged = DashboardTests.form([("csrf", "nope"), ("from", "2020-01-01"), ("to", "2099-01-01")], cookie: cookie)
                 #expect(try await client.execute(uri: path + "/replay", method: .post, headers: forged.0, body: forged.1).status == .forbidden)
             }
+        }
+    }
+}
+
+/// Every log line, at every level, kept for the test to search.
+struct CapturingLogHandler: LogHandler {
+    let lines: NIOLockedValueBox<[String]>
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { _, new in new }
+        lines.withLockedValue { $0.append("\(event.level) \(event.message) \(all)") }
+    }
+}
+
+@Suite("Integrations: secrets")
+struct IntegrationSecretTests {
+    @Test("secrets never reach the logs, the API's answers or the delivery records, even when a destination echoes them", arguments: TestDatabase.available)
+    func secretsStaySecret(database: TestDatabase) async throws {
+        let lines = NIOLockedValueBox<[String]>([])
+        let logger = Logger(label: "secrets") { _ in CapturingLogHandler(lines: lines) }
+        let h = try await Harness.make(database, logger: logger)
+        h.clock.set(at(75))
+        let token = "777:TELEGRAM-SECRET-TOKEN"
+        let authorization = "Bearer WEBHOOK-SECRET-AUTH"
+        // Both destinations echo what they were sent (the request's path, its Authorization) in their error bodies.
+        let echo = FakeDestination { request, index in
+            let echoed = "\(request.path) \(request.header("authorization") ?? "")"
+            return index < 4 ? .init(status: 500, body: echoed) : .init(status: 401, body: #"{"ok":false,"error_code":401,"description":"Unauthorized \#(echoed)"}"#)
+        }
+        try await echo.serve { url in
+            try await h.live { client in
+                var answers: [TestResponse] = []
+                answers.append(
+                    try await client.createIntegration(
+                        h, ["kind": "telegram", "config": ["botToken": token, "chatId": "42", "baseURL": url], "environments": ["Sandbox"],
+                            "retrySchedule": [1, 1, 1]]))
+                answers.append(
+                    try await client.createIntegration(
+                        h, ["kind": "webhook", "config": ["url": url, "authorization": authorization], "environments": ["Sandbox"],
+                            "retrySchedule": [1, 1, 1]]))
+                let ids = try answers.map { try decode(IntegrationView.self, $0).id }
+                for signed in try WebhookTests.lifecycle().prefix(1) { _ = try await client.postNotification(h.app.appId, signed) }
+                try await eventually("attempted") { try await client.deliveries(h, ids[0]).first?.attempts ?? 0 >= 1 }
+                for id in ids {
+                    answers.append(try await client.integration(h, id))
+                    answers.append(
+                        try await client.execute(
+                            uri: "/v1/apps/\(h.app.appId)/integrations/\(id)/deliveries", method: .get, headers: headers(h.app.secretKey)))
+                    answers.append(
+                        try await client.execute(
+                            uri: "/v1/apps/\(h.app.appId)/integrations/\(id)/test", method: .post, headers: headers(h.app.secretKey)))
+                }
+                answers.append(try await client.execute(uri: "/v1/apps/\(h.app.appId)/integrations", method: .get, headers: headers(h.app.secretKey)))
+                #expect(echo.received.contains { $0.path.contains(token) })
+                #expect(echo.received.contains { $0.header("authorization") == authorization })
+                let stored = try await h.core.database.reading { session in
+                    try await session.sql.raw(
+                        "SELECT COALESCE(last_response, '') || ' ' || COALESCE(last_error, '') AS text FROM deliveries"
+                    ).all().map { try $0.decode(column: "text", as: String.self) }
+                }
+                #expect(stored.contains { $0.contains("[redacted]") })
+                let readable = try await h.core.database.reading { session in
+                    try await session.sql.raw("SELECT config || COALESCE(disabled_reason, '') AS text FROM integrations").all()
+                        .map { try $0.decode(column: "text", as: String.self) }
+                }
+                for secret in [token, authorization, "TELEGRAM-SECRET-TOKEN", "WEBHOOK-SECRET-AUTH"] {
+                    for answer in answers { #expect(!IntegrationTests.text(answer).contains(secret)) }
+                    #expect(!stored.contains { $0.contains(secret) })
+                    #expect(!readable.contains { $0.contains(secret) })
+                }
+            }
+        }
+        let logged = lines.withLockedValue { $0 }
+        #expect(!logged.isEmpty)
+        for secret in ["TELEGRAM-SECRET-TOKEN", "WEBHOOK-SECRET-AUTH"] {
+            #expect(!logged.contains { $0.contains(secret) }, "\(logged.filter { $0.contains(secret) }.prefix(2))")
         }
     }
 }

@@ -228,7 +228,9 @@ public struct IntegrationAdministration: Sendable {
         let outcome = try await sender.send([event], to: record, secrets: secrets, now: now)
         return TestResult(
             delivered: outcome.verdicts.allSatisfy { $0 == .delivered }, status: outcome.answer.status,
-            response: outcome.redactedBody, error: outcome.redactedFailure ?? outcome.verdicts.compactMap(\.reason).first,
+            response: outcome.redactedBody,
+            error: outcome.redactedFailure
+                ?? DeliverySender.redact(outcome.verdicts.compactMap(\.reason).first, DeliverySender.secretValues(secrets)),
             latencyMs: outcome.latencyMs)
     }
 
