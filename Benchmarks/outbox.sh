@@ -5,14 +5,16 @@
 # 1. Delivery throughput: ~100,000 events recorded for a paused webhook destination (a fast local receiver that
 #    answers 204 and counts distinct webhook-ids), then the destination enabled: deliveries a second until every one
 #    is delivered.
-# 2. What the outbox adds to ingest: `server.sh`'s ingest (wrk POSTing new signed notifications) with one enabled
-#    webhook destination whose worker delivers meanwhile, against no destination; the two alternated on fresh
-#    databases ROUNDS times (default 5), the median of the rounds' ratios and their spread.
+# 2. What the outbox adds to ingest: `server.sh`'s ingest (wrk POSTing new signed notifications) with one webhook
+#    destination, paused (the outbox's rows alone) and enabled (its worker delivering meanwhile, on the same cores),
+#    against no destination; the three alternated on fresh databases ROUNDS times (default 5), the median of the
+#    rounds' ratios and their spread.
 #
 #   Benchmarks/outbox.sh                      # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite EVENTS_CUSTOMERS=25000 ROUNDS=3 Benchmarks/outbox.sh
 #   STOREKEEPER_BIN=/path/to/storekeeper Benchmarks/outbox.sh
 #   WORK=/tmp/tmp.XXXX Benchmarks/outbox.sh   # reuse a previous run's generated notifications
+#   PHASES=cost Benchmarks/outbox.sh          # only the ingest comparison (PHASES=delivery: only the throughput)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -44,24 +46,8 @@ trap 'kill $receiver_pid 2> /dev/null || true' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
 receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
 
-start_server() {  # $1 database url, $2 log; sets pid and port
-    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
-}
 
-fresh_database() {  # $1 sqlite|postgres, $2 name; sets url
-    if [ "$1" = sqlite ]; then
-        url="$work/$2.sqlite"
-        rm -f "$url"
-    else
-        base=$("$root/.ci/postgres.sh" | tail -1)
-        su postgres -c "dropdb --if-exists $2 && createdb $2"
-        url="${base/storekeeper_test/$2}"
-    fi
-    "$bin" migrate --database-url "$url" > /dev/null
-}
+. "$root/Benchmarks/common.sh"
 
 sql() {  # $1 sqlite|postgres, $2 url or database name, $3 query
     if [ "$1" = sqlite ]; then
@@ -89,6 +75,7 @@ create_webhook() {  # $1 enabled true|false; prints the integration id
 now() { date +%s.%N; }
 
 for database in $databases; do
+  if [[ " ${PHASES:-delivery cost} " == *" delivery "* ]]; then
     # 1. Delivery throughput.
     fresh_database "$database" storekeeper_bench_outbox
     name=storekeeper_bench_outbox
@@ -127,30 +114,33 @@ print(f"[{database}] ingest of {total} notifications for a paused destination: {
 print(f"[{database}] outbox: {recorded} events recorded, {waiting} deliveries delivered in {seconds:.1f} s: "
       f"{int(waiting) / seconds:.0f} deliveries/s (receiver: {distinct - int(before)} new distinct ids, {requests} requests in all)")
 PY
+  fi
 
-    # 2. What the outbox adds to ingest.
+  if [[ " ${PHASES:-delivery cost} " == *" cost "* ]]; then
+    # 2. What the outbox adds to ingest: its rows alone (a paused destination), and its rows with their delivery
+    #    running on the same cores (an enabled one).
     results=()
     for round in $(seq 1 "$rounds"); do
-        for build in without with; do
+        for build in without paused with; do
             fresh_database "$database" storekeeper_bench_outbox_cost
             target=$url; [ "$database" = postgres ] && target=storekeeper_bench_outbox_cost
             create_app "$url" "$work/load"
             start_server "$url" "$work/serve-cost.log"
             [ "$build" = with ] && create_webhook true > /dev/null
+            [ "$build" = paused ] && create_webhook false > /dev/null
             rate=$(PAYLOADS="$work/load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
                 -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
                 sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
             sleep 1
             delivered=$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")
+            written=$(sql "$database" "$target" "select count(*) from deliveries")
             kill -TERM "$pid"; wait "$pid" || true
-            echo "[$database] ingest $build a webhook destination, round $round: $rate req/s ($delivered delivered meanwhile)"
+            echo "[$database] ingest, $build destination, round $round: $rate req/s ($written deliveries written, $delivered delivered meanwhile)"
             results+=("$build $rate")
         done
     done
-    printf '%s\n' "${results[@]}" | awk -v db="$database" '
-        $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; sw += w; sx += $2 }
-        END {
-            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-            m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
-            printf "    [%s] ingest time with a webhook destination / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, m, n, r[1], r[n], sx / n, sw / n }'
+    printf '%s\n' "${results[@]}" | grep -v '^paused' | median_ratio "$database" "an enabled webhook destination (writing and delivering)"
+    printf '%s\n' "${results[@]}" | grep -v '^with' | sed 's/^paused/with/' |
+        median_ratio "$database" "a paused webhook destination (the outbox's rows alone)"
+  fi
 done

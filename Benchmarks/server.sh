@@ -39,29 +39,13 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
 JSON
 
-start_server() {  # $1 database url, $2 log; sets pid and port
-    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
-}
 
 summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
     awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
          END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
 }
 
-fresh_database() {  # $1 sqlite|postgres, $2 name; sets url, migrated by $bin
-    if [ "$1" = sqlite ]; then
-        url="$work/$2.sqlite"
-        rm -f "$url"
-    else
-        base=$("$root/.ci/postgres.sh" | tail -1)
-        su postgres -c "dropdb --if-exists $2 && createdb $2"
-        url="${base/storekeeper_test/$2}"
-    fi
-    "$bin" migrate --database-url "$url" > /dev/null
-}
+. "$root/Benchmarks/common.sh"
 
 ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications; prints wrk's output (run it in a subshell)
     bin=$1
@@ -90,12 +74,7 @@ if [ -n "${LEDGER_COST:-}" ]; then
         done
         # Ingest time per notification is the inverse of the throughput at the same concurrency; each round's ratio
         # compares two runs made back to back, and the median of the rounds' ratios is the figure.
-        printf '%s\n' "${results[@]}" | awk -v db="$database" '
-            $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; sw += w; sx += $2 }
-            END {
-                for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-                m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
-                printf "    [%s] ingest time with the ledger / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, m, n, r[1], r[n], sx / n, sw / n }'
+        printf '%s\n' "${results[@]}" | median_ratio "$database" "the ledger"
     done
 fi
 

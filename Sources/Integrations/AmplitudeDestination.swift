@@ -23,6 +23,7 @@ public struct AmplitudeDestination: Destination {
     public static let maxBytes = 1_000_000
 
     public var claimLimit: Int { Self.maxEvents }
+    public var needsCustomerProfile: Bool { true }
 
     public func batches(_ events: [OutboundEvent]) -> [Range<Int>] {
         batches(events, count: Self.maxEvents, bytes: Self.maxBytes - 200) { event($0).utf8.count + 1 }
@@ -54,9 +55,8 @@ public struct AmplitudeDestination: Destination {
 
     public func verdicts(_ answers: [AttemptAnswer], for events: [OutboundEvent], now: Int64) -> [AttemptVerdict] {
         guard let answer = answers.first, let status = answer.status else {
-            let failure = answers.first
-            if failure?.permanent == true { return events.map { _ in .disableDestination(reason: failure?.failure ?? "refused") } }
-            return events.map { _ in .retry(reason: failure?.failure ?? "no answer", retryAfter: nil) }
+            let verdict = answers.first?.unanswered ?? .retry(reason: "not sent", retryAfter: nil)
+            return events.map { _ in verdict }
         }
         let json = AnswerJSON.object(answer)
         let error = json?["error"] as? String ?? answer.bodyText

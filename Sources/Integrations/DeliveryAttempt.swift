@@ -34,6 +34,14 @@ public struct AttemptAnswer: Sendable, Hashable {
     public func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
+extension AttemptAnswer {
+    /// What an attempt without an answer means: the destination disabled when no attempt can succeed (an address the
+    /// policy refuses), a retry otherwise (no connection, a timeout).
+    public var unanswered: AttemptVerdict {
+        permanent ? .disableDestination(reason: failure ?? "refused") : .retry(reason: failure ?? "no answer", retryAfter: nil)
+    }
+}
+
 /// What an attempt's answer means.
 public enum AttemptVerdict: Sendable, Hashable {
     case delivered

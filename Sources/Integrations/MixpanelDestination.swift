@@ -35,6 +35,7 @@ public struct MixpanelDestination: Destination {
     public static let maxBytes = 2_000_000
 
     public var claimLimit: Int { Self.maxEvents }
+    public var needsCustomerProfile: Bool { true }
 
     public func batches(_ events: [OutboundEvent]) -> [Range<Int>] {
         batches(events, count: Self.maxEvents, bytes: Self.maxBytes - 200) { event($0).utf8.count + 1 }
@@ -103,9 +104,8 @@ public struct MixpanelDestination: Destination {
 
     public func verdicts(_ answers: [AttemptAnswer], for events: [OutboundEvent], now: Int64) -> [AttemptVerdict] {
         guard let imported = answers.first, let status = imported.status else {
-            let failure = answers.first
-            if failure?.permanent == true { return events.map { _ in .disableDestination(reason: failure?.failure ?? "refused") } }
-            return events.map { _ in .retry(reason: failure?.failure ?? "no answer", retryAfter: nil) }
+            let verdict = answers.first?.unanswered ?? .retry(reason: "not sent", retryAfter: nil)
+            return events.map { _ in verdict }
         }
         let error = AnswerJSON.object(imported)?["error"] as? String ?? imported.bodyText
         let failed = status == 400 ? Self.failedRecords(imported) : nil

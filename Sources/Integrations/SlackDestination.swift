@@ -51,10 +51,7 @@ public struct SlackDestination: Destination {
     }
 
     static func verdict(_ answer: AttemptAnswer, now: Int64) -> AttemptVerdict {
-        guard let status = answer.status else {
-            if answer.permanent { return .disableDestination(reason: answer.failure ?? "refused") }
-            return .retry(reason: answer.failure ?? "no answer", retryAfter: nil)
-        }
+        guard let status = answer.status else { return answer.unanswered }
         let error = answer.bodyText.trimmingCharacters(in: .whitespacesAndNewlines)
         switch status {
         case 200..<300:

@@ -42,10 +42,7 @@ public struct TelegramDestination: Destination {
     }
 
     static func verdict(_ answer: AttemptAnswer) -> AttemptVerdict {
-        guard let status = answer.status else {
-            if answer.permanent { return .disableDestination(reason: answer.failure ?? "refused") }
-            return .retry(reason: answer.failure ?? "no answer", retryAfter: nil)
-        }
+        guard let status = answer.status else { return answer.unanswered }
         let json = AnswerJSON.object(answer)
         if (200..<300).contains(status), json?["ok"] as? Bool != false { return .delivered }
         let description = json?["description"] as? String ?? answer.bodyText

@@ -44,10 +44,7 @@ public enum WebhookDelivery {
     /// A 2xx is delivered; 410 Gone disables the webhook; anything else (another status, a redirect, which is never
     /// followed, a timeout or no connection) is a failed attempt, retried after the `Retry-After` it asked for if any.
     public static func verdict(_ answer: AttemptAnswer, now: Int64) -> AttemptVerdict {
-        guard let status = answer.status else {
-            if answer.permanent { return .disableDestination(reason: answer.failure ?? "refused") }
-            return .retry(reason: answer.failure ?? "no answer", retryAfter: nil)
-        }
+        guard let status = answer.status else { return answer.unanswered }
         switch status {
         case 200..<300:
             return .delivered

@@ -149,24 +149,33 @@ extension StorageSession {
         ).all().map(Self.deliveryRecord).sorted { $0.eventSeq < $1.eventSeq }
     }
 
-    /// Records attempts' outcomes, each only if its claim still holds (`token`: a delivery reset or claimed again
-    /// meanwhile keeps its new state). Returns how many were recorded.
+    /// Records attempts' outcomes of one destination in one statement, each only if its claim still holds (`token`: a
+    /// delivery reset or claimed again meanwhile keeps its new state). Returns how many were recorded.
     @discardableResult
-    public func recordAttempts(_ attempts: [AttemptRecord], token: String) async throws -> Int {
-        var recorded = 0
-        for attempt in attempts {
-            recorded += try await sql.raw(
-                """
-                UPDATE deliveries SET status = \(bind: attempt.status.rawValue), attempts = \(bind: attempt.attempts),
-                    next_attempt_at = \(bind: attempt.nextAttemptAt), first_attempt_at = \(bind: attempt.firstAttemptAt), lease = NULL,
-                    updated_at = \(bind: attempt.at), last_status = \(bind: attempt.lastStatus), last_response = \(bind: attempt.lastResponse),
-                    last_latency_ms = \(bind: attempt.lastLatencyMs), last_error = \(bind: attempt.lastError)
-                WHERE integration_id = \(bind: attempt.integrationId) AND event_seq = \(bind: attempt.eventSeq) AND lease = \(bind: token)
-                RETURNING event_seq
-                """
-            ).all().count
-        }
-        return recorded
+    public func recordAttempts(_ attempts: [AttemptRecord], integration id: String, token: String) async throws -> Int {
+        guard !attempts.isEmpty else { return 0 }
+        let rows = SQLList(
+            attempts.map { a in
+                SQLGroupExpression(
+                    SQLList([
+                        SQLBind(a.eventSeq), SQLBind(a.status.rawValue), SQLBind(Int64(a.attempts)), SQLBind(a.nextAttemptAt),
+                        SQLBind(a.firstAttemptAt), SQLBind(a.at), SQLBind(a.lastStatus.map(Int64.init)), SQLBind(a.lastResponse),
+                        SQLBind(a.lastLatencyMs), SQLBind(a.lastError),
+                    ]))
+            })
+        // VALUES' columns are column1… on both databases; the first row's binds type them on PostgreSQL.
+        return try await sql.raw(
+            """
+            UPDATE deliveries SET status = v.status, attempts = v.attempts, next_attempt_at = v.next_attempt_at,
+                first_attempt_at = v.first_attempt_at, lease = NULL, updated_at = v.at, last_status = v.last_status,
+                last_response = v.last_response, last_latency_ms = v.last_latency_ms, last_error = v.last_error
+            FROM (SELECT column1 AS event_seq, column2 AS status, column3 AS attempts, column4 AS next_attempt_at,
+                column5 AS first_attempt_at, column6 AS at, column7 AS last_status, column8 AS last_response,
+                column9 AS last_latency_ms, column10 AS last_error FROM (VALUES \(rows)) AS t) AS v
+            WHERE deliveries.integration_id = \(bind: id) AND deliveries.event_seq = v.event_seq AND deliveries.lease = \(bind: token)
+            RETURNING deliveries.event_seq
+            """
+        ).all().count
     }
 
     /// Gives claimed deliveries back untried (a shutdown, a destination disabled meanwhile): due at once.

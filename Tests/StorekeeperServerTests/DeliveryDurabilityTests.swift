@@ -13,16 +13,7 @@ import Testing
 struct DeliveryDurabilityTests {
     @Test("after a kill -9 with deliveries in flight, every event reaches the webhook, re-sent ones with their ids")
     func killNineWhileDelivering() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-outbox-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let database = directory.appendingPathComponent("db.sqlite").path
-        let root = directory.appendingPathComponent("root.der").path
-        try Data(testCA.rootDER).write(to: URL(fileURLWithPath: root))
-        let created = try StorekeeperCLI.run(
-            ["apps", "create", "--database-url", database, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
-            near: Bundle.module.bundleURL)
-        #expect(created.status == 0, "\(created.stderr)")
-        let app = try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8))
+        let (database, app) = try DurabilityTests.appOnNewDatabase("outbox")
         let appId = try #require(app["appId"])
         let secretKey = try #require(app["secretKey"])
         let environment = ["STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS": "true"]

@@ -48,9 +48,10 @@ struct DurabilityTests {
         }
     }
 
-    @Test("every notification answered 200 before a kill -9 is in the database after it; SIGTERM stops cleanly")
-    func killNine() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-durability-\(UUID().uuidString)")
+    /// A new SQLite file in a directory of its own with one app (Sandbox, trusting the test CA), created with the
+    /// command line as users do: the file's path and the app's `appId`, `publicKey` and `secretKey`.
+    static func appOnNewDatabase(_ name: String) throws -> (database: String, app: [String: String]) {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = directory.appendingPathComponent("db.sqlite").path
         let root = directory.appendingPathComponent("root.der").path
@@ -59,7 +60,12 @@ struct DurabilityTests {
             ["apps", "create", "--database-url", database, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
             near: Bundle.module.bundleURL)
         #expect(created.status == 0, "\(created.stderr)")
-        let app = try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8))
+        return (database, try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8)))
+    }
+
+    @Test("every notification answered 200 before a kill -9 is in the database after it; SIGTERM stops cleanly")
+    func killNine() async throws {
+        let (database, app) = try Self.appOnNewDatabase("durability")
         let appId = try #require(app["appId"])
 
         // 400 notifications, each about its own subscription.

@@ -108,6 +108,12 @@ struct IntegrationTests {
                     #expect(!Self.text(answer).contains(authorization) && !Self.text(answer).contains(secret))
                 }
                 #expect(!Self.text(page).contains(authorization))
+
+                // /metrics counts the deliveries by kind and outcome, and shows the queue.
+                let metrics = Self.text(try await client.execute(uri: "/metrics", method: .get))
+                #expect(metrics.contains(#"storekeeper_deliveries_total{kind="webhook",outcome="delivered"} \#(events.count)"#))
+                #expect(metrics.contains(#"storekeeper_outbox_waiting{kind="webhook"}"#))
+                #expect(metrics.contains(#"storekeeper_outbox_oldest_waiting_seconds{kind="webhook"}"#))
             }
         }
     }
@@ -119,19 +125,8 @@ struct IntegrationTests {
         let receiver = FakeDestination { _, _ in .init(status: 503, body: "down for maintenance") }
         try await receiver.serve { url in
             try await h.live { client in
-                let created = try await client.createIntegration(
-                    h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"], "retrySchedule": [10, 20, 40]])
-                let view = try decode(IntegrationView.self, created)
-                let purchase = Purchase(
-                    transactionId: "1000", originalTransactionId: "1000", purchase: at(74), expires: at(104), signed: at(74),
-                    token: WebhookTests.token)
-                #expect(
-                    try await client.postNotification(
-                        h.app.appId,
-                        try notification(
-                            .subscribed, .initialBuy, purchase: purchase, renewal: renewalInfo(original: "1000", signed: at(74)),
-                            signed: at(74))
-                    ).status == .ok)
+                let view = try await client.createWebhook(h, url: url, ["retrySchedule": [10, 20, 40]])
+                try await DestinationAPITests.purchase(client, h)
                 let events = try await Self.storedEvents(h)
                 #expect(events.count == 1)
                 try await eventually("the first attempt") { receiver.received.count == 1 }
@@ -183,10 +178,7 @@ struct IntegrationTests {
         let receiver = FakeDestination { _, _ in .init(status: 500, body: "broken") }
         try await receiver.serve { url in
             try await h.live { client in
-                let view = try decode(
-                    IntegrationView.self,
-                    try await client.createIntegration(
-                        h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"], "retrySchedule": [5]]))
+                let view = try await client.createWebhook(h, url: url, ["retrySchedule": [5]])
                 for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
                 let count = try await Self.storedEvents(h).count
                 try await eventually("first attempts recorded") {
@@ -238,10 +230,8 @@ struct IntegrationTests {
         try await gone.serve { goneURL in
             try await healthy.serve { healthyURL in
                 try await h.live { client in
-                    let a = try decode(
-                        IntegrationView.self,
-                        try await client.createIntegration(h, ["kind": "webhook", "config": ["url": goneURL], "environments": ["Sandbox"]]))
-                    _ = try await client.createIntegration(h, ["kind": "webhook", "config": ["url": healthyURL], "environments": ["Sandbox"]])
+                    let a = try await client.createWebhook(h, url: goneURL)
+                    _ = try await client.createWebhook(h, url: healthyURL)
                     for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
                     let count = try await Self.storedEvents(h).count
                     try await eventually("the healthy one gets everything") { healthy.received.count == count }
@@ -279,7 +269,7 @@ struct IntegrationTests {
         let receiver = FakeDestination()
         try await receiver.serve { url in
             try await h.live { client in
-                _ = try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]])
+                _ = try await client.createWebhook(h, url: url)
                 // The first renewal before the purchase: it looks like a start until the purchase arrives.
                 let signed = try WebhookTests.lifecycle()
                 for index in [1, 0, 2, 3] { _ = try await client.postNotification(h.app.appId, signed[index]) }
@@ -308,9 +298,7 @@ struct IntegrationTests {
         let receiver = FakeDestination()
         try await receiver.serve { url in
             try await h.live { client in
-                let view = try decode(
-                    IntegrationView.self,
-                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                let view = try await client.createWebhook(h, url: url)
                 let test = try await client.execute(
                     uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
                 #expect(test.status == .ok)
@@ -334,9 +322,7 @@ struct IntegrationTests {
         let receiver = FakeDestination { _, _ in .init(status: 202, body: "accepted") }
         try await receiver.serve { url in
             try await h.live { client in
-                let view = try decode(
-                    IntegrationView.self,
-                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                let view = try await client.createWebhook(h, url: url)
                 let test = try await client.execute(
                     uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
                 let result = try decode(TestResult.self, test)
@@ -399,6 +385,14 @@ extension TestClientProtocol {
             uri: "/v1/apps/\(h.app.appId)/integrations", method: .post, headers: headers(h.app.secretKey), body: json(body))
     }
 
+    /// A webhook destination of the harness's app (Sandbox events) at `url`, with `extra` fields; it must be created.
+    func createWebhook(_ h: Harness, url: String, _ extra: [String: Any] = [:]) async throws -> IntegrationView {
+        let body: [String: Any] = ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]].merging(extra) { _, new in new }
+        let response = try await createIntegration(h, body)
+        #expect(response.status == .created)
+        return try decode(IntegrationView.self, response)
+    }
+
     func integration(_ h: Harness, _ id: String) async throws -> TestResponse {
         try await execute(uri: "/v1/apps/\(h.app.appId)/integrations/\(id)", method: .get, headers: headers(h.app.secretKey))
     }
@@ -425,9 +419,7 @@ struct TwoServerDeliveryTests {
             let other = Task { try await Harness.application(second).runService(gracefulShutdownSignals: []) }
             defer { other.cancel() }
             try await h.live { client in
-                let view = try decode(
-                    IntegrationView.self,
-                    try await client.createIntegration(h, ["kind": "webhook", "config": ["url": url], "environments": ["Sandbox"]]))
+                let view = try await client.createWebhook(h, url: url)
                 for i in 0..<120 {
                     let purchase = Purchase(
                         transactionId: "\(50_000 + i)", originalTransactionId: "\(50_000 + i)", purchase: at(74), expires: at(104),

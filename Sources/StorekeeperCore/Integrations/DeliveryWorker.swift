@@ -131,7 +131,8 @@ public struct DeliveryWorker: Service {
                 }
                 if claimed.isEmpty { return }
                 let messages = try await database.reading {
-                    try await OutboundEvents.read(claimed, appId: integration.appId, bundleId: bundleId, session: $0)
+                    try await OutboundEvents.read(
+                        claimed, appId: integration.appId, bundleId: bundleId, profiles: destination.needsCustomerProfile, session: $0)
                 }
                 var attempts: [AttemptRecord] = []
                 var sendable: [(DeliveryRecord, OutboundEvent)] = []
@@ -172,7 +173,7 @@ public struct DeliveryWorker: Service {
                 let recorded = attempts
                 let moved = movedTo
                 try await database.writing { session in
-                    try await session.recordAttempts(recorded, token: token)
+                    try await session.recordAttempts(recorded, integration: id, token: token)
                     if let disable { try await session.disableIntegration(id: id, reason: disable, at: finishedAt) }
                     if let moved, disable == nil { try await session.mergeIntegrationConfig(id: id, fields: moved, at: finishedAt) }
                 }

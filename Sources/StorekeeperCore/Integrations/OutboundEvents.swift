@@ -13,8 +13,11 @@ enum OutboundEvents {
         var currency: String?
     }
 
-    /// One message per delivery whose event is stored, by the delivery's event seq.
-    static func read(_ deliveries: [DeliveryRecord], appId: String, bundleId: String, session: StorageSession) async throws
+    /// One message per delivery whose event is stored, by the delivery's event seq; with `profiles`, each customer's
+    /// groups' statuses, whether paying and total spent too (what analytics destinations set as user properties).
+    static func read(
+        _ deliveries: [DeliveryRecord], appId: String, bundleId: String, profiles: Bool, session: StorageSession
+    ) async throws
         -> [Int64: OutboundEvent]
     {
         let events = Dictionary(
@@ -24,7 +27,7 @@ enum OutboundEvents {
         let names = try await session.appUserIds(customers: customers)
         var states: [String: String] = [:]
         for state in try await session.states(customers: customers) { states[state.customerId + "\n" + state.environment] = state.state }
-        let spent = try await session.spentUSD(customers: customers)
+        let spent = profiles ? try await session.spentUSD(customers: customers) : [:]
         var rates: [String: Double] = [:]
         var messages: [Int64: OutboundEvent] = [:]
         let decoder = JSONDecoder()
@@ -49,6 +52,7 @@ enum OutboundEvents {
                 usdPrice: usd, appId: appId, bundleId: bundleId, customerId: event.customerId, appUserId: customerNames.first,
                 aliases: Array(customerNames.dropFirst()), eventJSON: event.payload,
                 stateJSON: states[event.customerId + "\n" + event.environment])
+            guard profiles else { continue }
             messages[delivery.eventSeq]?.totalSpentUSD = spent[event.customerId + "\n" + event.environment] ?? 0
             if let json = states[event.customerId + "\n" + event.environment],
                 let state = try? decoder.decode(CustomerState.self, from: Data(json.utf8))

@@ -1,0 +1,29 @@
+# Shared by server.sh and outbox.sh (sourced): expects $root, $work and $bin.
+
+start_server() {  # $1 database url, $2 log; sets pid and port
+    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
+    pid=$!
+    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
+    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
+}
+
+fresh_database() {  # $1 sqlite|postgres, $2 name; sets url, migrated by $bin
+    if [ "$1" = sqlite ]; then
+        url="$work/$2.sqlite"
+        rm -f "$url" "$url-wal" "$url-shm"
+    else
+        base=$("$root/.ci/postgres.sh" | tail -1)
+        su postgres -c "dropdb --if-exists $2 && createdb $2"
+        url="${base/storekeeper_test/$2}"
+    fi
+    "$bin" migrate --database-url "$url" > /dev/null
+}
+
+median_ratio() {  # lines "without <rate>" / "with <rate>" on stdin, $1 label, $2 what: the median of the rounds' ratios
+    awk -v db="$1" -v what="$2" '
+        $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; sw += w; sx += $2 }
+        END {
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
+            m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
+            printf "    [%s] ingest time with %s / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, what, m, n, r[1], r[n], sx / n, sw / n }'
+}
