@@ -140,7 +140,7 @@ PY
         done
     done
     printf '%s\n' "${results[@]}" | grep -v '^paused' | median_ratio "$database" "an enabled webhook destination (writing and delivering)"
-    printf '%s\n' "${results[@]}" | grep -v '^with' | sed 's/^paused/with/' |
+    printf '%s\n' "${results[@]}" | grep -v '^with ' | sed 's/^paused/with/' |
         median_ratio "$database" "a paused webhook destination (the outbox's rows alone)"
   fi
 done

@@ -71,7 +71,9 @@ public struct AmplitudeDestination: Destination {
             for key in ["events_with_invalid_fields", "events_with_missing_fields"] {
                 for (field, indices) in json?[key] as? [String: Any] ?? [:] {
                     for index in indices as? [Any] ?? [] {
-                        if let index = AnswerJSON.int(index) { refused[index] = "\(key.replacingOccurrences(of: "_", with: " ")): \(field)" }
+                        if let index = AnswerJSON.int(index) {
+                            refused[index] = "\(key.replacingOccurrences(of: "_", with: " ")): \(field)"
+                        }
                     }
                 }
             }

@@ -45,7 +45,9 @@ public struct DeliveryTransport: Sendable {
             let response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
             var body: [UInt8] = []
             for try await chunk in response.body {
-                if body.count < AttemptAnswer.keptBodyBytes { body += chunk.readableBytesView.prefix(AttemptAnswer.keptBodyBytes - body.count) }
+                if body.count < AttemptAnswer.keptBodyBytes {
+                    body += chunk.readableBytesView.prefix(AttemptAnswer.keptBodyBytes - body.count)
+                }
             }
             var headers: [String: String] = [:]
             for (name, value) in response.headers where headers[name.lowercased()] == nil { headers[name.lowercased()] = value }

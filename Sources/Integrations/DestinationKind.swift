@@ -62,7 +62,8 @@ public enum DestinationKind: String, Sendable, Hashable, CaseIterable, Codable {
                     description: "A service account for /import (with its secret)."),
                 Field(name: "serviceAccountSecret", secret: true, required: false, form: .text, description: "Its secret (secret)."),
                 Field(
-                    name: "region", secret: false, required: false, form: .oneOf(["us", "eu", "in"]), description: "us (default), eu or in."),
+                    name: "region", secret: false, required: false, form: .oneOf(["us", "eu", "in"]), description: "us (default), eu or in."
+                ),
                 Field(name: "baseURL", secret: false, required: false, form: .url, description: "Overrides the region's host."),
                 Field(name: "preset", secret: false, required: false, form: .oneOf(Self.presets), description: "Event names."),
             ]

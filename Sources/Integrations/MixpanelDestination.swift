@@ -110,7 +110,8 @@ public struct MixpanelDestination: Destination {
         let error = AnswerJSON.object(imported)?["error"] as? String ?? imported.bodyText
         let failed = status == 400 ? Self.failedRecords(imported) : nil
         switch status {
-        case 200..<300, 400 where failed != nil:
+        case 200..<300,
+            400 where failed != nil:
             break
         case 401, 403:
             return events.map { _ in .disableDestination(reason: "Mixpanel answered \(status): \(error)") }

@@ -19,19 +19,27 @@ public struct SlackDestination: Destination {
     public func requests(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> [OutgoingRequest] {
         events.map { event in
             let fields = EventText.facts(event).map {
-                JSONText.object([("type", JSONText.string("mrkdwn")), ("text", JSONText.string("*\($0.label)*\n\(EventText.escaped($0.value))"))])
+                JSONText.object([
+                    ("type", JSONText.string("mrkdwn")), ("text", JSONText.string("*\($0.label)*\n\(EventText.escaped($0.value))")),
+                ])
             }
             let blocks = [
                 JSONText.object([
                     ("type", JSONText.string("header")),
-                    ("text", JSONText.object([("type", JSONText.string("plain_text")), ("text", JSONText.string(EventText.title(event)))])),
+                    (
+                        "text",
+                        JSONText.object([("type", JSONText.string("plain_text")), ("text", JSONText.string(EventText.title(event)))])
+                    ),
                 ]),
                 JSONText.object([("type", JSONText.string("section")), ("fields", "[" + fields.joined(separator: ",") + "]")]),
                 JSONText.object([
                     ("type", JSONText.string("context")),
                     (
                         "elements",
-                        "[" + JSONText.object([("type", JSONText.string("mrkdwn")), ("text", JSONText.string(EventText.escaped("event \(event.eventId)")))])
+                        "["
+                            + JSONText.object([
+                                ("type", JSONText.string("mrkdwn")), ("text", JSONText.string(EventText.escaped("event \(event.eventId)"))),
+                            ])
                             + "]"
                     ),
                 ]),
@@ -67,7 +75,9 @@ public struct SlackDestination: Destination {
         case 400:
             return .rejected(reason: "Slack refused this message: \(status) \(error)")
         default:
-            return .retry(reason: "Slack answered \(status) \(error)", retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) })
+            return .retry(
+                reason: "Slack answered \(status) \(error)",
+                retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) })
         }
     }
 }

@@ -18,7 +18,8 @@ public struct TelegramDestination: Destination {
     public var minimumInterval: Duration? { chatId.hasPrefix("-") ? .seconds(3) : .seconds(1) }
 
     public static func html(_ event: OutboundEvent) -> String {
-        (["<b>\(EventText.escaped(EventText.title(event)))</b>"] + EventText.facts(event).map { "\($0.label): \(EventText.escaped($0.value))" })
+        (["<b>\(EventText.escaped(EventText.title(event)))</b>"]
+            + EventText.facts(event).map { "\($0.label): \(EventText.escaped($0.value))" })
             .joined(separator: "\n")
     }
 

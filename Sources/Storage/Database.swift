@@ -162,7 +162,9 @@ public final class StorageDatabase: Sendable {
             return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql(queryLogLevel: Self.queryLogLevel)) }
         case .postgres(let pool):
             let logger = logger
-            return try await Self.withDeadline { try await Self.mapErrors { try await body(pool.database(logger: logger).sql(queryLogLevel: Self.queryLogLevel)) } }
+            return try await Self.withDeadline {
+                try await Self.mapErrors { try await body(pool.database(logger: logger).sql(queryLogLevel: Self.queryLogLevel)) }
+            }
         }
     }
 
@@ -174,7 +176,9 @@ public final class StorageDatabase: Sendable {
         switch backend {
         case .sqlite(let writer, _, let lock, _):
             return try await lock.withLock {
-                try await Self.mapErrors { try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE", body) }
+                try await Self.mapErrors {
+                    try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE", body)
+                }
             }
         case .postgres(let pool):
             let logger = logger

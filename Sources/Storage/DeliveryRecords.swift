@@ -259,7 +259,8 @@ extension StorageSession {
             GROUP BY customer_id, environment
             """
         ).all() {
-            let key = try row.decode(column: "customer_id", as: String.self) + "\n" + (try row.decode(column: "environment", as: String.self))
+            let key =
+                try row.decode(column: "customer_id", as: String.self) + "\n" + (try row.decode(column: "environment", as: String.self))
             spent[key] = try row.decode(column: "usd", as: Double?.self) ?? 0
         }
         return spent

@@ -28,7 +28,9 @@ import Testing
         #expect(body["timestamp"] as? String == "2027-01-15T08:01:40.000Z")
         let data = try #require(body["data"] as? [String: Any])
         let event = try #require(data["event"] as? [String: Any])
-        #expect(event["id"] as? String == "renewal:1001" && event["retractedAt"] as? Int == 5 && event["recordedAt"] as? Int64 == 1_800_000_100_000)
+        #expect(
+            event["id"] as? String == "renewal:1001" && event["retractedAt"] as? Int == 5
+                && event["recordedAt"] as? Int64 == 1_800_000_100_000)
         let customer = try #require(data["customer"] as? [String: Any])
         #expect(customer["appUserId"] as? String == "user <1> & co" && customer["aliases"] as? [String] == ["$device:1"])
         #expect(customer["state"] as? String == "active" && customer["customerId"] as? String == "cus_1")
@@ -40,7 +42,8 @@ import Testing
         let request = try #require(try slack.requests(for: [Self.event()], now: 0).first)
         let body = try #require(try Self.json(request) as? [String: Any])
         let text = try #require(body["text"] as? String)
-        #expect(text == "Subscription renewed · user &lt;1&gt; &amp; co · pro.monthly · 9.99 EUR (≈ 10.84 USD) · Production · com.example.app")
+        #expect(
+            text == "Subscription renewed · user &lt;1&gt; &amp; co · pro.monthly · 9.99 EUR (≈ 10.84 USD) · Production · com.example.app")
         #expect((body["blocks"] as? [Any])?.count == 3)
         #expect(slack.minimumInterval == .seconds(1))
         let now: Int64 = 0
@@ -80,7 +83,10 @@ import Testing
             answer(429, #"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 7","parameters":{"retry_after":7}}"#)
                 == .retry(reason: "Telegram answered 429: Too Many Requests: retry after 7", retryAfter: 7_000))
         #expect(
-            answer(400, #"{"ok":false,"error_code":400,"description":"Bad Request: group chat was upgraded to a supergroup chat","parameters":{"migrate_to_chat_id":-1009}}"#)
+            answer(
+                400,
+                #"{"ok":false,"error_code":400,"description":"Bad Request: group chat was upgraded to a supergroup chat","parameters":{"migrate_to_chat_id":-1009}}"#
+            )
                 == .moved(reason: "Telegram: the group became supergroup -1009", config: ["chatId": "-1009"]))
         #expect(
             answer(403, #"{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}"#)
@@ -121,9 +127,10 @@ import Testing
                 .retryNow(reason: "Amplitude refused other events of the batch"),
             ])
         let badKey = AttemptAnswer(status: 400, body: Array(#"{"code":400,"error":"Invalid API key: key"}"#.utf8))
-        #expect(amplitude.verdicts([badKey], for: events, now: 0).allSatisfy {
-            if case .disableDestination = $0 { return true } else { return false }
-        })
+        #expect(
+            amplitude.verdicts([badKey], for: events, now: 0).allSatisfy {
+                if case .disableDestination = $0 { return true } else { return false }
+            })
         // 2,000 events or 1 MB, whichever comes first.
         let many = (0..<4_500).map { Self.event(id: "msg_a_\($0)") }
         let batches = amplitude.batches(many)
@@ -163,7 +170,8 @@ import Testing
         #expect((profiles.first?["$set"] as? [String: Any])?["rc_subscription_status"] as? String == "active")
 
         let ok = AttemptAnswer(status: 200, body: Array(#"{"code":200,"num_records_imported":2,"status":"OK"}"#.utf8))
-        #expect(mixpanel.verdicts([ok, AttemptAnswer(status: 200, body: Array("1".utf8))], for: events, now: 0) == [.delivered, .delivered])
+        #expect(
+            mixpanel.verdicts([ok, AttemptAnswer(status: 200, body: Array("1".utf8))], for: events, now: 0) == [.delivered, .delivered])
         #expect(
             mixpanel.verdicts([ok, AttemptAnswer(status: 200, body: Array("0".utf8))], for: events, now: 0)
                 == Array(repeating: .retry(reason: "Mixpanel /engage answered 0 (0 is a failure)", retryAfter: nil), count: 2))
@@ -179,7 +187,9 @@ import Testing
             ])
         let unauthorized = AttemptAnswer(status: 401, body: Array(#"{"error":"Invalid credentials"}"#.utf8))
         #expect(!mixpanel.proceeds(after: unauthorized))
-        #expect(mixpanel.verdicts([unauthorized], for: events, now: 0).first == .disableDestination(reason: "Mixpanel answered 401: Invalid credentials"))
+        #expect(
+            mixpanel.verdicts([unauthorized], for: events, now: 0).first
+                == .disableDestination(reason: "Mixpanel answered 401: Invalid credentials"))
     }
 
     @Test func internalAddressesAreNotPublic() {

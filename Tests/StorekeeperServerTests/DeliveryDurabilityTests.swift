@@ -35,7 +35,8 @@ struct DeliveryDurabilityTests {
                 return (Int(response.status.code), text)
             }
             let (status, _) = try await post(
-                "/v1/apps/\(appId)/integrations", #"{"kind":"webhook","config":{"url":"\#(url)"},"environments":["Sandbox"]}"#, key: secretKey)
+                "/v1/apps/\(appId)/integrations", #"{"kind":"webhook","config":{"url":"\#(url)"},"environments":["Sandbox"]}"#,
+                key: secretKey)
             #expect(status == 201)
 
             // 150 purchases, each its own subscription; the server is killed once 20 deliveries have arrived.
@@ -69,7 +70,10 @@ struct DeliveryDurabilityTests {
             let events = try await db.reading { try await $0.events(app: appId, after: .start, limit: 10_000) }
             #expect(events.count >= acknowledged.withLockedValue { $0 })
             try await eventually("every event received", seconds: 60) {
-                let received = Set(receiver.received.compactMap { try? (($0.json()["data"] as? [String: Any])?["event"] as? [String: Any])?["id"] as? String })
+                let received = Set(
+                    receiver.received.compactMap {
+                        try? (($0.json()["data"] as? [String: Any])?["event"] as? [String: Any])?["id"] as? String
+                    })
                 return Set(events.map(\.eventId)).isSubset(of: received)
             }
             try await eventually("every delivery recorded", seconds: 30) {
@@ -92,7 +96,9 @@ struct DeliveryDurabilityTests {
             let resent = receiver.received.count - bodies.count
             #expect(resent >= 1, "nothing was in flight at the kill (\(beforeRestart) received before it)")
             #expect(bodies.values.allSatisfy { $0.count == 1 })
-            print("kill -9 with deliveries in flight: \(beforeRestart) requests received before the kill, \(receiver.received.count) in all, \(bodies.count) distinct deliveries, \(resent) sent again after the restart")
+            print(
+                "kill -9 with deliveries in flight: \(beforeRestart) requests received before the kill, \(receiver.received.count) in all, \(bodies.count) distinct deliveries, \(resent) sent again after the restart"
+            )
         }
     }
 }

@@ -17,7 +17,8 @@ struct DestinationAPITests {
     /// One purchase (a subscription started), so the destination has one event to deliver.
     static func purchase(_ client: any TestClientProtocol, _ h: Harness) async throws {
         let purchase = Purchase(
-            transactionId: "1000", originalTransactionId: "1000", purchase: at(74), expires: at(104), signed: at(74), token: WebhookTests.token)
+            transactionId: "1000", originalTransactionId: "1000", purchase: at(74), expires: at(104), signed: at(74),
+            token: WebhookTests.token)
         let signed = try notification(
             .subscribed, .initialBuy, purchase: purchase, renewal: renewalInfo(original: "1000", signed: at(74)), signed: at(74))
         #expect(try await client.postNotification(h.app.appId, signed).status == .ok)
@@ -77,8 +78,11 @@ struct DestinationAPITests {
                 let view = try decode(
                     IntegrationView.self,
                     try await client.createIntegration(
-                        h, ["kind": "telegram", "config": ["botToken": "4242:SECRETTOKEN", "chatId": -1001, "baseURL": url],
-                            "environments": ["Sandbox"]]))
+                        h,
+                        [
+                            "kind": "telegram", "config": ["botToken": "4242:SECRETTOKEN", "chatId": -1001, "baseURL": url],
+                            "environments": ["Sandbox"],
+                        ]))
                 #expect(view.config == ["chatId": "-1001", "baseURL": url])
                 try await Self.purchase(client, h)
                 try await eventually("delivered") { try await client.deliveries(h, view.id).first?.status == "delivered" }
@@ -117,8 +121,11 @@ struct DestinationAPITests {
                 let view = try decode(
                     IntegrationView.self,
                     try await client.createIntegration(
-                        h, ["kind": "amplitude", "config": ["apiKey": "amp-key-secret", "baseURL": url, "preset": "apphud"],
-                            "environments": ["Sandbox"]]))
+                        h,
+                        [
+                            "kind": "amplitude", "config": ["apiKey": "amp-key-secret", "baseURL": url, "preset": "apphud"],
+                            "environments": ["Sandbox"],
+                        ]))
                 try await Self.purchase(client, h)
                 try await eventually("delivered") {
                     let deliveries = try await client.deliveries(h, view.id)
@@ -159,8 +166,11 @@ struct DestinationAPITests {
                 let view = try decode(
                     IntegrationView.self,
                     try await client.createIntegration(
-                        h, ["kind": "mixpanel", "config": ["projectToken": "mp-token-secret", "baseURL": url, "preset": "revenuecat"],
-                            "environments": ["Sandbox"], "retrySchedule": [1]]))
+                        h,
+                        [
+                            "kind": "mixpanel", "config": ["projectToken": "mp-token-secret", "baseURL": url, "preset": "revenuecat"],
+                            "environments": ["Sandbox"], "retrySchedule": [1],
+                        ]))
                 try await Self.purchase(client, h)
                 let failed = try await Self.afterFirstFailure(client, h, view.id)
                 #expect(failed.lastError?.contains("0 is a failure") == true)
@@ -171,7 +181,9 @@ struct DestinationAPITests {
                 #expect(requests[0].header("authorization") == "Basic " + Data("mp-token-secret:".utf8).base64EncodedString())
                 // The same insert id on the retry: Mixpanel keeps the event once.
                 let ids = try [requests[0], requests[2]].map {
-                    try #require((try JSONSerialization.jsonObject(with: Data($0.body)) as? [[String: Any]])?.first?["properties"] as? [String: Any])["$insert_id"]
+                    try #require(
+                        (try JSONSerialization.jsonObject(with: Data($0.body)) as? [[String: Any]])?.first?["properties"] as? [String: Any])[
+                            "$insert_id"]
                         as? String
                 }
                 #expect(ids[0] != nil && ids[0] == ids[1])

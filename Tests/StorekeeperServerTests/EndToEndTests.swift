@@ -285,32 +285,41 @@ struct EndToEndReconciliationTests {
         let scenario = Population(customers: 2000, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
         let h = try await Harness.make(database, catalog: EndToEndTests.catalog)
         let receiver = FakeDestination()
-        try await receiver.serve { url in try await h.live { client in
-            _ = try await client.createWebhook(h, url: url)
-            let rig = EndToEndTests.rig(scenario: nil, client: client, harness: h, seed: 42)
-            for step in scenario.steps { try await rig.player.play(step, lenient: true) }
-            try await rig.player.advance(to: at(365))
-            let summary = await rig.store.with { $0.summary() }
-            #expect(summary.customers == 2000)
-            #expect(summary.active > 100 && summary.expired > 100 && summary.billingRetry + summary.revoked > 0, "\(summary)")
-            #expect(rig.player.skipped.count < scenario.steps.count / 4)
-            let differences = try await rig.differences(client, events: false)
-            #expect(differences.isEmpty, "\(differences.count) customers differ:\n\(differences.prefix(5).joined(separator: "\n"))")
-            try await Self.compareMetrics(client, harness: h, expected: await rig.store.with { $0.expectedMetrics() })
+        try await receiver.serve { url in
+            try await h.live { client in
+                _ = try await client.createWebhook(h, url: url)
+                let rig = EndToEndTests.rig(scenario: nil, client: client, harness: h, seed: 42)
+                for step in scenario.steps { try await rig.player.play(step, lenient: true) }
+                try await rig.player.advance(to: at(365))
+                let summary = await rig.store.with { $0.summary() }
+                #expect(summary.customers == 2000)
+                #expect(summary.active > 100 && summary.expired > 100 && summary.billingRetry + summary.revoked > 0, "\(summary)")
+                #expect(rig.player.skipped.count < scenario.steps.count / 4)
+                let differences = try await rig.differences(client, events: false)
+                #expect(differences.isEmpty, "\(differences.count) customers differ:\n\(differences.prefix(5).joined(separator: "\n"))")
+                try await Self.compareMetrics(client, harness: h, expected: await rig.store.with { $0.expectedMetrics() })
 
-            // The webhook counted what it received: every event of the stream (each version: recordings and
-            // retractions), each delivery once.
-            let versions = try await h.core.database.reading { session in
-                try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries").first().map { try $0.decode(column: "n", as: Int.self) } ?? 0
+                // The webhook counted what it received: every event of the stream (each version: recordings and
+                // retractions), each delivery once.
+                let versions = try await h.core.database.reading { session in
+                    try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries").first().map {
+                        try $0.decode(column: "n", as: Int.self)
+                    } ?? 0
+                }
+                let events = try await IntegrationTests.storedEvents(h)
+                #expect(events.count > 5_000, "the year records many events: \(events.count)")
+                try await eventually("every delivery received", seconds: 120) {
+                    Set(receiver.received.compactMap { $0.header("webhook-id") }).count >= versions
+                }
+                let received = receiver.received
+                #expect(Set(received.compactMap { $0.header("webhook-id") }).count == versions)
+                let eventIds = Set(
+                    received.compactMap { try? (($0.json()["data"] as? [String: Any])?["event"] as? [String: Any])?["id"] as? String })
+                #expect(
+                    Set(events.map(\.eventId)).isSubset(of: eventIds),
+                    "\(Set(events.map(\.eventId)).subtracting(eventIds).count) events never delivered")
             }
-            let events = try await IntegrationTests.storedEvents(h)
-            #expect(events.count > 5_000, "the year records many events: \(events.count)")
-            try await eventually("every delivery received", seconds: 120) { Set(receiver.received.compactMap { $0.header("webhook-id") }).count >= versions }
-            let received = receiver.received
-            #expect(Set(received.compactMap { $0.header("webhook-id") }).count == versions)
-            let eventIds = Set(received.compactMap { try? (($0.json()["data"] as? [String: Any])?["event"] as? [String: Any])?["id"] as? String })
-            #expect(Set(events.map(\.eventId)).isSubset(of: eventIds), "\(Set(events.map(\.eventId)).subtracting(eventIds).count) events never delivered")
-        } }
+        }
     }
 
     /// The server's overview and revenue against what the simulator's own bookkeeping expects, at the rates its

@@ -2,9 +2,9 @@ import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdTesting
 import Logging
 import NIOConcurrencyHelpers
-import HummingbirdTesting
 import NIOCore
 import Storage
 import StorekeeperCore
@@ -40,7 +40,9 @@ struct IntegrationTests {
     /// The answer's body, which must not hold `secret`.
     static func text(_ response: TestResponse) -> String { String(buffer: response.body) }
 
-    @Test("every event reaches a webhook once, signed, with the customer and app, and its id stays the delivery's", arguments: TestDatabase.available)
+    @Test(
+        "every event reaches a webhook once, signed, with the customer and app, and its id stays the delivery's",
+        arguments: TestDatabase.available)
     func delivered(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(75))
@@ -49,8 +51,11 @@ struct IntegrationTests {
         try await receiver.serve { url in
             try await h.live { client in
                 let created = try await client.createIntegration(
-                    h, ["kind": "webhook", "name": "receiver", "config": ["url": url + "/hooks", "authorization": authorization],
-                        "environments": ["Sandbox"]])
+                    h,
+                    [
+                        "kind": "webhook", "name": "receiver", "config": ["url": url + "/hooks", "authorization": authorization],
+                        "environments": ["Sandbox"],
+                    ])
                 #expect(created.status == .created)
                 let view = try decode(IntegrationView.self, created)
                 let secret = try #require(view.signingSecret)
@@ -93,7 +98,11 @@ struct IntegrationTests {
                     #expect(data["environment"] as? String == "Sandbox")
                 }
                 #expect(ids.count == received.count)
-                #expect(Set(received.compactMap { try? ($0.json()["data"] as? [String: Any])?["event"] as? [String: Any] }.compactMap { $0["id"] as? String }) == Set(events.map(\.eventId)))
+                #expect(
+                    Set(
+                        received.compactMap { try? ($0.json()["data"] as? [String: Any])?["event"] as? [String: Any] }.compactMap {
+                            $0["id"] as? String
+                        }) == Set(events.map(\.eventId)))
 
                 // The deliveries say so, and no answer of the API shows a secret.
                 let page = try await client.execute(
@@ -118,7 +127,9 @@ struct IntegrationTests {
         }
     }
 
-    @Test("a webhook that fails for a while gets every event once it is back, in the schedule's order, Retry-After honoured", arguments: TestDatabase.available)
+    @Test(
+        "a webhook that fails for a while gets every event once it is back, in the schedule's order, Retry-After honoured",
+        arguments: TestDatabase.available)
     func failingThenBack(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(75))
@@ -166,7 +177,10 @@ struct IntegrationTests {
                 let sent = receiver.received
                 #expect(sent.count == 3)
                 #expect(Set(sent.compactMap { $0.header("webhook-id") }) == [delivery.id])
-                #expect(sent.compactMap { $0.header("webhook-timestamp").flatMap { Int64($0) } } == [at(75) / 1000, next / 1000, (next + 3_600_000) / 1000])
+                #expect(
+                    sent.compactMap { $0.header("webhook-timestamp").flatMap { Int64($0) } } == [
+                        at(75) / 1000, next / 1000, (next + 3_600_000) / 1000,
+                    ])
             }
         }
     }
@@ -221,7 +235,9 @@ struct IntegrationTests {
         }
     }
 
-    @Test("410 disables a webhook with its reason while another keeps receiving; enabled again, it gets what waited", arguments: TestDatabase.available)
+    @Test(
+        "410 disables a webhook with its reason while another keeps receiving; enabled again, it gets what waited",
+        arguments: TestDatabase.available)
     func goneDisables(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(75))
@@ -277,7 +293,9 @@ struct IntegrationTests {
                 let retracted = events.filter { $0.retractedAt != nil }
                 #expect(!retracted.isEmpty)
                 let deliveries = try await h.core.database.reading { session in
-                    try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries").first().map { try $0.decode(column: "n", as: Int.self) }
+                    try await session.sql.raw("SELECT COUNT(*) AS n FROM deliveries").first().map {
+                        try $0.decode(column: "n", as: Int.self)
+                    }
                 }
                 try await eventually("every version delivered") { receiver.received.count == deliveries }
                 let messages = try receiver.received.map { try $0.json() }
@@ -291,7 +309,9 @@ struct IntegrationTests {
         }
     }
 
-    @Test("internal addresses are refused unless allowed: the test answer says why, and the webhook is disabled", arguments: [TestDatabase.sqlite])
+    @Test(
+        "internal addresses are refused unless allowed: the test answer says why, and the webhook is disabled",
+        arguments: [TestDatabase.sqlite])
     func forgeryRefused(database: TestDatabase) async throws {
         let h = try await Harness.make(database, allowPrivateWebhooks: false)
         h.clock.set(at(75))
@@ -309,7 +329,9 @@ struct IntegrationTests {
                 try await eventually("disabled") {
                     try decode(IntegrationView.self, try await client.integration(h, view.id)).enabled == false
                 }
-                #expect(try decode(IntegrationView.self, try await client.integration(h, view.id)).disabledReason?.contains("127.0.0.1") == true)
+                #expect(
+                    try decode(IntegrationView.self, try await client.integration(h, view.id)).disabledReason?.contains("127.0.0.1") == true
+                )
                 #expect(receiver.received.isEmpty)
             }
         }
@@ -455,7 +477,9 @@ struct TwoServerDeliveryTests {
 /// The dashboard's pages of destinations: what waits and died, and the replay button.
 @Suite("Integrations: dashboard")
 struct IntegrationDashboardTests {
-    @Test("a destination's page shows its failures without its secrets, and its replay form sends the dead again", arguments: [TestDatabase.sqlite])
+    @Test(
+        "a destination's page shows its failures without its secrets, and its replay form sends the dead again",
+        arguments: [TestDatabase.sqlite])
     func page(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         h.clock.set(at(75))
@@ -466,8 +490,11 @@ struct IntegrationDashboardTests {
                 let view = try decode(
                     IntegrationView.self,
                     try await client.createIntegration(
-                        h, ["kind": "webhook", "name": "Backend", "config": ["url": url, "authorization": "Bearer dash-secret-42"],
-                            "environments": ["Sandbox"], "retrySchedule": [] as [Int]]))
+                        h,
+                        [
+                            "kind": "webhook", "name": "Backend", "config": ["url": url, "authorization": "Bearer dash-secret-42"],
+                            "environments": ["Sandbox"], "retrySchedule": [] as [Int],
+                        ]))
                 for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
                 let count = try await IntegrationTests.storedEvents(h).count
                 try await eventually("dead") {
@@ -476,7 +503,9 @@ struct IntegrationDashboardTests {
                 }
                 let (_, cookie) = try await DashboardTests.signIn(client, email: "ops@example.com", password: DashboardTests.password)
                 let list = String(
-                    buffer: try await DashboardTests.get(client, "/dashboard/apps/\(h.app.appId)/integrations?environment=Sandbox", cookie: cookie).body)
+                    buffer: try await DashboardTests.get(
+                        client, "/dashboard/apps/\(h.app.appId)/integrations?environment=Sandbox", cookie: cookie
+                    ).body)
                 #expect(list.contains("Backend") && list.contains("webhook"))
                 let path = "/dashboard/apps/\(h.app.appId)/integrations/\(view.id)"
                 let page = String(buffer: try await DashboardTests.get(client, path + "?environment=Sandbox", cookie: cookie).body)
@@ -494,7 +523,8 @@ struct IntegrationDashboardTests {
                 #expect(replay.headers[.location]?.contains("replayed=\(count)") == true)
                 try await eventually("replayed") { receiver.received.count == before + count }
                 let forged = DashboardTests.form([("csrf", "nope"), ("from", "2020-01-01"), ("to", "2099-01-01")], cookie: cookie)
-                #expect(try await client.execute(uri: path + "/replay", method: .post, headers: forged.0, body: forged.1).status == .forbidden)
+                #expect(
+                    try await client.execute(uri: path + "/replay", method: .post, headers: forged.0, body: forged.1).status == .forbidden)
             }
         }
     }
@@ -519,7 +549,9 @@ struct CapturingLogHandler: LogHandler {
 
 @Suite("Integrations: secrets")
 struct IntegrationSecretTests {
-    @Test("secrets never reach the logs, the API's answers or the delivery records, even when a destination echoes them", arguments: TestDatabase.available)
+    @Test(
+        "secrets never reach the logs, the API's answers or the delivery records, even when a destination echoes them",
+        arguments: TestDatabase.available)
     func secretsStaySecret(database: TestDatabase) async throws {
         let lines = NIOLockedValueBox<[String]>([])
         let logger = Logger(label: "secrets") { _ in CapturingLogHandler(lines: lines) }
@@ -530,19 +562,27 @@ struct IntegrationSecretTests {
         // Both destinations echo what they were sent (the request's path, its Authorization) in their error bodies.
         let echo = FakeDestination { request, index in
             let echoed = "\(request.path) \(request.header("authorization") ?? "")"
-            return index < 4 ? .init(status: 500, body: echoed) : .init(status: 401, body: #"{"ok":false,"error_code":401,"description":"Unauthorized \#(echoed)"}"#)
+            return index < 4
+                ? .init(status: 500, body: echoed)
+                : .init(status: 401, body: #"{"ok":false,"error_code":401,"description":"Unauthorized \#(echoed)"}"#)
         }
         try await echo.serve { url in
             try await h.live { client in
                 var answers: [TestResponse] = []
                 answers.append(
                     try await client.createIntegration(
-                        h, ["kind": "telegram", "config": ["botToken": token, "chatId": "42", "baseURL": url], "environments": ["Sandbox"],
-                            "retrySchedule": [1, 1, 1]]))
+                        h,
+                        [
+                            "kind": "telegram", "config": ["botToken": token, "chatId": "42", "baseURL": url], "environments": ["Sandbox"],
+                            "retrySchedule": [1, 1, 1],
+                        ]))
                 answers.append(
                     try await client.createIntegration(
-                        h, ["kind": "webhook", "config": ["url": url, "authorization": authorization], "environments": ["Sandbox"],
-                            "retrySchedule": [1, 1, 1]]))
+                        h,
+                        [
+                            "kind": "webhook", "config": ["url": url, "authorization": authorization], "environments": ["Sandbox"],
+                            "retrySchedule": [1, 1, 1],
+                        ]))
                 let ids = try answers.map { try decode(IntegrationView.self, $0).id }
                 for signed in try WebhookTests.lifecycle().prefix(1) { _ = try await client.postNotification(h.app.appId, signed) }
                 try await eventually("attempted") { try await client.deliveries(h, ids[0]).first?.attempts ?? 0 >= 1 }
@@ -555,7 +595,8 @@ struct IntegrationSecretTests {
                         try await client.execute(
                             uri: "/v1/apps/\(h.app.appId)/integrations/\(id)/test", method: .post, headers: headers(h.app.secretKey)))
                 }
-                answers.append(try await client.execute(uri: "/v1/apps/\(h.app.appId)/integrations", method: .get, headers: headers(h.app.secretKey)))
+                answers.append(
+                    try await client.execute(uri: "/v1/apps/\(h.app.appId)/integrations", method: .get, headers: headers(h.app.secretKey)))
                 #expect(echo.received.contains { $0.path.contains(token) })
                 #expect(echo.received.contains { $0.header("authorization") == authorization })
                 let stored = try await h.core.database.reading { session in

@@ -32,7 +32,8 @@ struct DeliverySender: Sendable {
             return SlackDestination(url: try required(secrets.fields["url"], "url"))
         case .telegram:
             return TelegramDestination(
-                baseURL: config["baseURL"] ?? DestinationKind.telegramBaseURL, botToken: try required(secrets.fields["botToken"], "botToken"),
+                baseURL: config["baseURL"] ?? DestinationKind.telegramBaseURL,
+                botToken: try required(secrets.fields["botToken"], "botToken"),
                 chatId: try required(config["chatId"], "chatId"))
         case .amplitude:
             return AmplitudeDestination(

@@ -127,7 +127,8 @@ public struct DeliveryWorker: Service {
                 let claimedAt = now
                 let token = Hex.random(bytes: 8)
                 let claimed = try await database.writing {
-                    try await $0.claimDeliveries(integration: id, now: claimedAt, leaseUntil: claimedAt + leaseMs, token: token, limit: batch)
+                    try await $0.claimDeliveries(
+                        integration: id, now: claimedAt, leaseUntil: claimedAt + leaseMs, token: token, limit: batch)
                 }
                 if claimed.isEmpty { return }
                 let messages = try await database.reading {
@@ -178,7 +179,8 @@ public struct DeliveryWorker: Service {
                     if let moved, disable == nil { try await session.mergeIntegrationConfig(id: id, fields: moved, at: finishedAt) }
                 }
                 if let disable {
-                    logger.error("disabled a destination after a permanent answer", metadata: ["integration": "\(id)", "reason": "\(disable)"])
+                    logger.error(
+                        "disabled a destination after a permanent answer", metadata: ["integration": "\(id)", "reason": "\(disable)"])
                     return
                 }
                 if moved != nil {
@@ -255,7 +257,8 @@ public struct DeliveryWorker: Service {
         return AttemptRecord(
             integrationId: delivery.integrationId, eventSeq: delivery.eventSeq, status: status, attempts: attempts, nextAttemptAt: next,
             firstAttemptAt: first, lastStatus: outcome?.answer.status, lastResponse: outcome?.redactedBody,
-            lastLatencyMs: outcome?.latencyMs, lastError: outcome?.redactedFailure ?? DeliverySender.redact(verdict.reason, secrets), at: now)
+            lastLatencyMs: outcome?.latencyMs, lastError: outcome?.redactedFailure ?? DeliverySender.redact(verdict.reason, secrets),
+            at: now)
     }
 }
 

@@ -128,7 +128,8 @@ public struct IntegrationAdministration: Sendable {
         let record = IntegrationRecord(
             id: "int_" + Hex.random(bytes: 8), appId: app.id, kind: kind.rawValue, name: try Self.name(input.name ?? kind.rawValue),
             config: try Self.encode(readable), events: try Self.events(input.events ?? nil),
-            environments: try Self.environments(input.environments ?? Self.defaultEnvironments(app), app: app), enabled: input.enabled ?? true,
+            environments: try Self.environments(input.environments ?? Self.defaultEnvironments(app), app: app),
+            enabled: input.enabled ?? true,
             disabledReason: nil, retrySchedule: try Self.schedule(input.retrySchedule ?? nil), createdAt: now, updatedAt: now)
         let encoded = try Self.encode(secrets)
         try await database.writing { try await $0.insertIntegration(record, secrets: encoded) }
@@ -268,7 +269,9 @@ public struct IntegrationAdministration: Sendable {
     /// How many of a destination's deliveries are in each status.
     public func counts(_ id: String, app: AppRuntime) async throws -> [String: Int] {
         _ = try await stored(id, app: app)
-        return try await database.reading { try await $0.deliveryCounts(integration: id) }.reduce(into: [:]) { $0[$1.key.rawValue] = $1.value }
+        return try await database.reading { try await $0.deliveryCounts(integration: id) }.reduce(into: [:]) {
+            $0[$1.key.rawValue] = $1.value
+        }
     }
 
     /// Makes one delivery due now with a fresh schedule (the same id).

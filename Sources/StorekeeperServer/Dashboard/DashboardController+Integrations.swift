@@ -75,10 +75,13 @@ extension DashboardController {
         func rows(_ status: String?) async throws -> [IntegrationPage.Row] {
             try await core.integrations.deliveries(id, app: app, status: status, after: nil, limit: Self.deliveriesShown).deliveries.map {
                 IntegrationPage.Row(
-                    id: $0.id, eventId: $0.eventId, status: $0.status, attempts: $0.attempts, updated: DashboardFormat.instant($0.updatedAt),
+                    id: $0.id, eventId: $0.eventId, status: $0.status, attempts: $0.attempts,
+                    updated: DashboardFormat.instant($0.updatedAt),
                     next: $0.nextAttemptAt.map(DashboardFormat.instant) ?? "–",
-                    answer: [$0.lastStatus.map(String.init), $0.lastLatencyMs.map { "\($0) ms" }, $0.lastResponse.map { String($0.prefix(200)) }]
-                        .compactMap { $0 }.joined(separator: " · "),
+                    answer: [
+                        $0.lastStatus.map(String.init), $0.lastLatencyMs.map { "\($0) ms" }, $0.lastResponse.map { String($0.prefix(200)) },
+                    ]
+                    .compactMap { $0 }.joined(separator: " · "),
                     error: $0.lastError ?? "", retraction: $0.retraction)
             }
         }

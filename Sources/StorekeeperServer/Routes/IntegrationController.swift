@@ -125,7 +125,9 @@ struct IntegrationBody: Decodable {
         if let config = try c.decodeIfPresent([String: ConfigValue?].self, forKey: .config) {
             input.config = config.mapValues { $0?.text }
         }
-        if c.contains(.events) { input.events = .some(try c.decodeNil(forKey: .events) ? nil : try c.decode([String].self, forKey: .events)) }
+        if c.contains(.events) {
+            input.events = .some(try c.decodeNil(forKey: .events) ? nil : try c.decode([String].self, forKey: .events))
+        }
         input.environments = try c.decodeIfPresent([String].self, forKey: .environments)
         input.enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled)
         if c.contains(.retrySchedule) {
