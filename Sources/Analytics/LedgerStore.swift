@@ -87,15 +87,7 @@ extension StorageSession {
             let day = CalendarDay(containing: entry.start).daysSinceEpoch
             let key = Self.rateKey(currency, day)
             guard rates[key] == nil else { continue }
-            let row = try await sql.raw(
-                """
-                SELECT usd_per_unit, day FROM exchange_rates WHERE currency = \(bind: currency) AND day <= \(bind: day)
-                ORDER BY day DESC LIMIT 1
-                """
-            ).first()
-            if let row {
-                rates[key] = (try row.decode(column: "usd_per_unit", as: Double.self), try row.decode(column: "day", as: Int64.self))
-            }
+            if let found = try await usdRate(currency: currency, onOrBefore: day) { rates[key] = found }
         }
         return rates
     }

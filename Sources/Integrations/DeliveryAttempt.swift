@@ -58,6 +58,18 @@ public enum AttemptVerdict: Sendable, Hashable {
     /// stored ones, and the delivery is tried again at once, the attempt not counted.
     case moved(reason: String, config: [String: String])
 
+    /// The same verdict with its reason rewritten (secrets removed before it is stored or shown).
+    public func mapReason(_ transform: (String) -> String) -> AttemptVerdict {
+        switch self {
+        case .delivered: .delivered
+        case .retry(let reason, let retryAfter): .retry(reason: transform(reason), retryAfter: retryAfter)
+        case .rejected(let reason): .rejected(reason: transform(reason))
+        case .disableDestination(let reason): .disableDestination(reason: transform(reason))
+        case .retryNow(let reason): .retryNow(reason: transform(reason))
+        case .moved(let reason, let config): .moved(reason: transform(reason), config: config)
+        }
+    }
+
     public var reason: String? {
         switch self {
         case .delivered: nil

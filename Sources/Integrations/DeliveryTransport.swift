@@ -43,11 +43,12 @@ public struct DeliveryTransport: Sendable {
         outgoing.body = .bytes(ByteBuffer(bytes: request.body))
         do {
             let response = try await client.execute(outgoing, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+            // Only the first kilobyte is kept, so no more is read: a destination streaming an endless body must not
+            // hold the lane (leaving the loop cancels the rest).
             var body: [UInt8] = []
             for try await chunk in response.body {
-                if body.count < AttemptAnswer.keptBodyBytes {
-                    body += chunk.readableBytesView.prefix(AttemptAnswer.keptBodyBytes - body.count)
-                }
+                body += chunk.readableBytesView.prefix(AttemptAnswer.keptBodyBytes - body.count)
+                if body.count >= AttemptAnswer.keptBodyBytes { break }
             }
             var headers: [String: String] = [:]
             for (name, value) in response.headers where headers[name.lowercased()] == nil { headers[name.lowercased()] = value }

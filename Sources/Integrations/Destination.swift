@@ -56,6 +56,16 @@ public struct DestinationSecrets: Sendable, Hashable, Codable {
     }
 }
 
+/// What a destination renders beyond the stored event.
+public struct MessageDetails: OptionSet, Sendable, Hashable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// `OutboundEvent.usdPrice`, from the stored exchange rates.
+    public static let usdPrices = MessageDetails(rawValue: 1)
+    /// `groupStatuses`, `paying` and `totalSpentUSD`: analytics user properties.
+    public static let customerProfile = MessageDetails(rawValue: 2)
+}
+
 /// A destination's protocol: how a claim's events are grouped into requests, the requests each group becomes, and
 /// what the answers mean for each event. No I/O: the worker sends and records.
 public protocol Destination: Sendable {
@@ -65,8 +75,8 @@ public protocol Destination: Sendable {
     var concurrency: Int { get }
     /// The least time between two requests' starts (a destination's rate limit), if it has one.
     var minimumInterval: Duration? { get }
-    /// Whether messages need the customer's profile (groups' statuses, paying, total spent): analytics user properties.
-    var needsCustomerProfile: Bool { get }
+    /// What the messages must carry beyond the stored event (each costs reads per batch).
+    var details: MessageDetails { get }
     /// The groups a claim's events are sent in (ranges of `events`, in order). Default: one event per request.
     func batches(_ events: [OutboundEvent]) -> [Range<Int>]
     /// The requests that send one group, in order (most destinations: one).
@@ -80,7 +90,7 @@ public protocol Destination: Sendable {
 extension Destination {
     public var concurrency: Int { 1 }
     public var minimumInterval: Duration? { nil }
-    public var needsCustomerProfile: Bool { false }
+    public var details: MessageDetails { [] }
     public func batches(_ events: [OutboundEvent]) -> [Range<Int>] { events.indices.map { $0..<($0 + 1) } }
     public func proceeds(after answer: AttemptAnswer) -> Bool { answer.status.map { (200..<300).contains($0) } ?? false }
 

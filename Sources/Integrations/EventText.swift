@@ -56,8 +56,14 @@ enum AnswerJSON {
         (try? JSONSerialization.jsonObject(with: Data(answer.body))) as? [String: Any]
     }
 
+    /// A whole number from a destination's JSON, or nil when it is none or beyond ±2^53 (a destination's number must
+    /// not trap the conversion).
     static func int(_ value: Any?) -> Int? {
-        if let number = value as? NSNumber { return number.intValue }
+        if let number = value as? NSNumber {
+            let double = number.doubleValue
+            guard double.isFinite, double == double.rounded(), abs(double) <= 9_007_199_254_740_992 else { return nil }
+            return Int(double)
+        }
         if let text = value as? String { return Int(text) }
         return nil
     }

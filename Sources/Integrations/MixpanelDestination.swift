@@ -35,7 +35,7 @@ public struct MixpanelDestination: Destination {
     public static let maxBytes = 2_000_000
 
     public var claimLimit: Int { Self.maxEvents }
-    public var needsCustomerProfile: Bool { true }
+    public var details: MessageDetails { [.usdPrices, .customerProfile] }
 
     public func batches(_ events: [OutboundEvent]) -> [Range<Int>] {
         batches(events, count: Self.maxEvents, bytes: Self.maxBytes - 200) { event($0).utf8.count + 1 }

@@ -99,10 +99,10 @@ enum JSONText {
         return "{" + inner + "}"
     }
 
-    /// An instant (ms since 1970) as ISO 8601 with milliseconds, UTC.
+    /// An instant (ms since 1970) as ISO 8601 with milliseconds, UTC (a format style is a value: one serves every call).
     static func isoTime(_ milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        iso8601.format(Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
+
+    private static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 }

@@ -8,6 +8,7 @@ public struct SlackDestination: Destination {
     public init(url: String) { self.url = url }
 
     public var claimLimit: Int { 8 }
+    public var details: MessageDetails { .usdPrices }
     public var minimumInterval: Duration? { .seconds(1) }
 
     /// Slack's error bodies that no retry can fix: the hook, its channel or its workspace is gone or refuses posts.

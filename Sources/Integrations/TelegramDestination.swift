@@ -15,6 +15,7 @@ public struct TelegramDestination: Destination {
     }
 
     public var claimLimit: Int { 8 }
+    public var details: MessageDetails { .usdPrices }
     public var minimumInterval: Duration? { chatId.hasPrefix("-") ? .seconds(3) : .seconds(1) }
 
     public static func html(_ event: OutboundEvent) -> String {

@@ -45,9 +45,8 @@ public struct DeliveryRecord: Sendable, Hashable {
     }
 }
 
-/// What one attempt came to, for `recordAttempts`.
+/// What one attempt of a destination's delivery came to, for `recordAttempts`.
 public struct AttemptRecord: Sendable, Hashable {
-    public var integrationId: String
     public var eventSeq: Int64
     /// delivered, retrying (at `nextAttemptAt`) or dead.
     public var status: DeliveryStatus
@@ -61,10 +60,9 @@ public struct AttemptRecord: Sendable, Hashable {
     public var at: Int64
 
     public init(
-        integrationId: String, eventSeq: Int64, status: DeliveryStatus, attempts: Int, nextAttemptAt: Int64?, firstAttemptAt: Int64?,
+        eventSeq: Int64, status: DeliveryStatus, attempts: Int, nextAttemptAt: Int64?, firstAttemptAt: Int64?,
         lastStatus: Int?, lastResponse: String?, lastLatencyMs: Int64?, lastError: String?, at: Int64
     ) {
-        self.integrationId = integrationId
         self.eventSeq = eventSeq
         self.status = status
         self.attempts = attempts
@@ -240,22 +238,24 @@ extension StorageSession {
         ).all().count
     }
 
-    /// The latest stored USD rate of a currency on or before a day (days since 1970), if any.
-    public func usdPerUnit(currency: String, onOrBefore day: Int64) async throws -> Double? {
-        try await sql.select().column("usd_per_unit").from("exchange_rates").where("currency", .equal, currency)
+    /// The latest stored USD rate of a currency on or before a day (days since 1970), with the rate's own day, if any:
+    /// the rate the ledger converts a purchase of that day with.
+    public func usdRate(currency: String, onOrBefore day: Int64) async throws -> (rate: Double, day: Int64)? {
+        try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
             .where("day", .lessThanOrEqual, day).orderBy("day", .descending).limit(1).first()
-            .map { try $0.decode(column: "usd_per_unit", as: Double.self) }
+            .map { (try $0.decode(column: "usd_per_unit", as: Double.self), try $0.decode(column: "day", as: Int64.self)) }
     }
 
-    /// What each customer paid per environment, refunds taken off, in USD: the ledger's priced rows that have a rate.
-    /// Keyed `<customer id>\n<environment>`.
+    /// What each customer paid per environment, refunds taken off, in USD: the ledger's revenue rows (the summary's
+    /// predicate: paid, not family-shared) that have a rate. Keyed `<customer id>\n<environment>`.
     public func spentUSD(customers ids: [String]) async throws -> [String: Double] {
         guard !ids.isEmpty else { return [:] }
         var spent: [String: Double] = [:]
         for row in try await sql.raw(
             """
-            SELECT customer_id, environment, SUM(usd_rate * (price - COALESCE(refund_amount, 0))) / 1000 AS usd FROM ledger
-            WHERE customer_id IN (\(SQLList(ids.map { SQLBind($0) }))) AND price IS NOT NULL AND usd_rate IS NOT NULL
+            SELECT customer_id, environment, SUM(\(unsafeRaw: LedgerSummary.usd("(price - COALESCE(refund_amount, 0))"))) AS usd
+            FROM ledger WHERE customer_id IN (\(SQLList(ids.map { SQLBind($0) })))
+            AND \(unsafeRaw: LedgerSummary.revenue) AND usd_rate IS NOT NULL
             GROUP BY customer_id, environment
             """
         ).all() {
@@ -264,16 +264,6 @@ extension StorageSession {
             spent[key] = try row.decode(column: "usd", as: Double?.self) ?? 0
         }
         return spent
-    }
-
-    /// Whether a destination has a delivery due at `now` (a read, before claiming in a write).
-    public func hasDueDeliveries(integration id: String, now: Int64) async throws -> Bool {
-        try await sql.raw(
-            """
-            SELECT 1 AS due FROM deliveries WHERE integration_id = \(bind: id) AND status IN ('pending', 'retrying')
-            AND next_attempt_at <= \(bind: now) LIMIT 1
-            """
-        ).first() != nil
     }
 
     /// Deliveries waiting (pending or retrying), by destination kind.

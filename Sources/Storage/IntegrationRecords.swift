@@ -108,10 +108,17 @@ extension StorageSession {
             .orderBy("created_at").orderBy("id").all().map(Self.integrationRecord)
     }
 
-    /// Every enabled destination of every app: what the delivery worker serves.
-    public func enabledIntegrations() async throws -> [IntegrationRecord] {
-        try await sql.select().columns(Self.integrationColumns).from("integrations").where("enabled", .equal, 1)
-            .orderBy("id").all().map(Self.integrationRecord)
+    /// The enabled destinations (of every app) with a delivery due at `now`, in one statement: what the delivery
+    /// worker serves next.
+    public func integrationsWithDueDeliveries(at now: Int64) async throws -> [IntegrationRecord] {
+        try await sql.raw(
+            """
+            SELECT \(unsafeRaw: Self.integrationColumns.joined(separator: ", ")) FROM integrations i WHERE i.enabled = 1
+            AND EXISTS (SELECT 1 FROM deliveries d WHERE d.integration_id = i.id AND d.status IN ('pending', 'retrying')
+                AND d.next_attempt_at <= \(bind: now))
+            ORDER BY i.id
+            """
+        ).all().map(Self.integrationRecord)
     }
 
     /// A destination's secrets document.
@@ -129,15 +136,19 @@ extension StorageSession {
         ]
     }
 
+    /// One of each, shared: destinations are decoded on the ingest path (every write of events reads the app's).
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
     private static func json<T: Encodable>(_ value: T?) throws -> String? {
         guard let value else { return nil }
-        return String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     private static func decodeJSON<T: Decodable>(_ text: String?, as type: T.Type, column: String) throws -> T? {
         guard let text else { return nil }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(text.utf8))
+            return try decoder.decode(T.self, from: Data(text.utf8))
         } catch {
             throw StorageError(.corrupt, "integrations.\(column) holds '\(text)'")
         }

@@ -3,7 +3,8 @@ import Integrations
 import Storage
 
 /// One request's outcome: the answer (or why there was none), what it means for each event, how long it took, and
-/// the answer's body and failure with the destination's secrets removed (what is stored and shown).
+/// the answer's body and failure. Everything but `answer` has the destination's secrets removed (it is what is stored
+/// and shown); `answer` itself is only read for its status.
 struct SendOutcome: Sendable {
     var answer: AttemptAnswer
     var verdicts: [AttemptVerdict]
@@ -62,10 +63,8 @@ struct DeliverySender: Sendable {
         (Array(secrets.fields.values) + secrets.signing.map(\.secret)).filter { $0.count >= 4 }
     }
 
-    static func redact(_ text: String?, _ secrets: [String]) -> String? {
-        guard var text else { return nil }
-        for secret in secrets { text = text.replacingOccurrences(of: secret, with: "[redacted]") }
-        return text
+    static func redact(_ text: String, _ secrets: [String]) -> String {
+        secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "[redacted]") }
     }
 
     func send(_ events: [OutboundEvent], to record: IntegrationRecord, secrets: DestinationSecrets, now: Int64) async throws
@@ -97,13 +96,13 @@ struct DeliverySender: Sendable {
         }
         let answer = answers.last ?? AttemptAnswer(failure: "nothing to send")
         let latency = (ContinuousClock.now - started).wholeMilliseconds
-        var verdicts = destination.verdicts(answers, for: events, now: now)
+        var verdicts = destination.verdicts(answers, for: events, now: now).map { $0.mapReason { Self.redact($0, secrets) } }
         if verdicts.count != events.count {
             verdicts = events.map { _ in .retry(reason: "the destination's answer could not be read per event", retryAfter: nil) }
         }
         return SendOutcome(
             answer: answer, verdicts: verdicts, latencyMs: latency,
             redactedBody: answer.status == nil ? nil : Self.redact(answer.bodyText, secrets),
-            redactedFailure: Self.redact(answer.failure, secrets))
+            redactedFailure: answer.failure.map { Self.redact($0, secrets) })
     }
 }

@@ -92,14 +92,8 @@ public struct DeliveryWorker: Service {
     /// The enabled destinations without a lane that have a delivery due, each now marked as having one.
     private func dueIntegrations() async throws -> [IntegrationRecord] {
         let now = self.now
-        let idle = try await database.reading { session in
-            var due: [IntegrationRecord] = []
-            for integration in try await session.enabledIntegrations() where !lanes.withLockedValue({ $0.contains(integration.id) }) {
-                if try await session.hasDueDeliveries(integration: integration.id, now: now) { due.append(integration) }
-            }
-            return due
-        }
-        return idle.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
+        let due = try await database.reading { try await $0.integrationsWithDueDeliveries(at: now) }
+        return due.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
     }
 
     /// One destination's lane: batches until nothing is due, the server stops, or the destination is disabled.
@@ -133,7 +127,7 @@ public struct DeliveryWorker: Service {
                 if claimed.isEmpty { return }
                 let messages = try await database.reading {
                     try await OutboundEvents.read(
-                        claimed, appId: integration.appId, bundleId: bundleId, profiles: destination.needsCustomerProfile, session: $0)
+                        claimed, appId: integration.appId, bundleId: bundleId, details: destination.details, session: $0)
                 }
                 var attempts: [AttemptRecord] = []
                 var sendable: [(DeliveryRecord, OutboundEvent)] = []
@@ -143,8 +137,7 @@ public struct DeliveryWorker: Service {
                     } else {
                         attempts.append(
                             Self.attempt(
-                                delivery, .rejected(reason: "the event is no longer stored"), nil, schedule: schedule, now: claimedAt,
-                                secrets: secretValues))
+                                delivery, .rejected(reason: "the event is no longer stored"), nil, schedule: schedule, now: claimedAt))
                     }
                 }
                 let groups = destination.batches(sendable.map(\.1)).map { Array(sendable[$0]) }
@@ -153,11 +146,11 @@ public struct DeliveryWorker: Service {
                 var movedTo: [String: String]?
                 for (group, outcome) in zip(groups, outcomes) {
                     for ((delivery, _), verdict) in zip(group, outcome.verdicts) {
-                        let attempt = Self.attempt(delivery, verdict, outcome, schedule: schedule, now: now, secrets: secretValues)
+                        let attempt = Self.attempt(delivery, verdict, outcome, schedule: schedule, now: now)
                         attempts.append(attempt)
                         switch verdict {
                         case .disableDestination(let reason):
-                            disabledFor = DeliverySender.redact(reason, secretValues)
+                            disabledFor = reason
                             metrics.delivery(kind: integration.kind, outcome: "disabled")
                         case .moved(_, let config):
                             movedTo = (movedTo ?? [:]).merging(config) { _, new in new }
@@ -221,19 +214,20 @@ public struct DeliveryWorker: Service {
                 inFlight -= 1
             }
         }
-        return outcomes.map {
-            $0
+        // Every group is answered above; a group that somehow was not gets a retry per event rather than no record.
+        return zip(groups, outcomes).map { group, outcome in
+            outcome
                 ?? SendOutcome(
-                    answer: AttemptAnswer(failure: "not sent"), verdicts: [], latencyMs: 0, redactedBody: nil, redactedFailure: "not sent")
+                    answer: AttemptAnswer(failure: "not sent"), verdicts: group.map { _ in .retry(reason: "not sent", retryAfter: nil) },
+                    latencyMs: 0, redactedBody: nil, redactedFailure: "not sent")
         }
     }
 
-    /// What one attempt comes to. A destination disabled by its answer keeps the delivery waiting, uncounted, for when
+    /// What one attempt comes to (the outcome's texts are already without secrets). A destination disabled by its answer keeps the delivery waiting, uncounted, for when
     /// the operator enables it again; a delivery requeued (its batch refused for another event) or whose destination
     /// moved is due again at once, uncounted.
     static func attempt(
-        _ delivery: DeliveryRecord, _ verdict: AttemptVerdict, _ outcome: SendOutcome?, schedule: RetrySchedule, now: Int64,
-        secrets: [String]
+        _ delivery: DeliveryRecord, _ verdict: AttemptVerdict, _ outcome: SendOutcome?, schedule: RetrySchedule, now: Int64
     ) -> AttemptRecord {
         var attempts = delivery.attempts + 1
         var first: Int64? = delivery.firstAttemptAt ?? now
@@ -255,9 +249,9 @@ public struct DeliveryWorker: Service {
             next = now
         }
         return AttemptRecord(
-            integrationId: delivery.integrationId, eventSeq: delivery.eventSeq, status: status, attempts: attempts, nextAttemptAt: next,
+            eventSeq: delivery.eventSeq, status: status, attempts: attempts, nextAttemptAt: next,
             firstAttemptAt: first, lastStatus: outcome?.answer.status, lastResponse: outcome?.redactedBody,
-            lastLatencyMs: outcome?.latencyMs, lastError: outcome?.redactedFailure ?? DeliverySender.redact(verdict.reason, secrets),
+            lastLatencyMs: outcome?.latencyMs, lastError: outcome?.redactedFailure ?? verdict.reason,
             at: now)
     }
 }

@@ -230,8 +230,7 @@ public struct IntegrationAdministration: Sendable {
         return TestResult(
             delivered: outcome.verdicts.allSatisfy { $0 == .delivered }, status: outcome.answer.status,
             response: outcome.redactedBody,
-            error: outcome.redactedFailure
-                ?? DeliverySender.redact(outcome.verdicts.compactMap(\.reason).first, DeliverySender.secretValues(secrets)),
+            error: outcome.redactedFailure ?? outcome.verdicts.compactMap(\.reason).first,
             latencyMs: outcome.latencyMs)
     }
 
@@ -248,7 +247,9 @@ public struct IntegrationAdministration: Sendable {
         }
         var before: Int64?
         if let after {
-            guard after.utf8.count <= 18, let seq = Int64(after), seq > 0 else {
+            // Digits only, as the OpenAPI pattern says (Int64 alone would take "+5").
+            guard (1...18).contains(after.utf8.count), after.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let seq = Int64(after), seq > 0
+            else {
                 throw StorekeeperError.invalidInput(field: "after", "after is a nextCursor of a previous page")
             }
             before = seq

@@ -1,3 +1,4 @@
+import Analytics
 import Entitlements
 import Foundation
 import Integrations
@@ -13,10 +14,10 @@ enum OutboundEvents {
         var currency: String?
     }
 
-    /// One message per delivery whose event is stored, by the delivery's event seq; with `profiles`, each customer's
-    /// groups' statuses, whether paying and total spent too (what analytics destinations set as user properties).
+    /// One message per delivery whose event is stored, by the delivery's event seq, with the `details` its
+    /// destination renders: prices in USD, and customers' profiles (groups' statuses, paying, total spent).
     static func read(
-        _ deliveries: [DeliveryRecord], appId: String, bundleId: String, profiles: Bool, session: StorageSession
+        _ deliveries: [DeliveryRecord], appId: String, bundleId: String, details: MessageDetails, session: StorageSession
     ) async throws
         -> [Int64: OutboundEvent]
     {
@@ -27,21 +28,23 @@ enum OutboundEvents {
         let names = try await session.appUserIds(customers: customers)
         var states: [String: String] = [:]
         for state in try await session.states(customers: customers) { states[state.customerId + "\n" + state.environment] = state.state }
+        let profiles = details.contains(.customerProfile)
         let spent = profiles ? try await session.spentUSD(customers: customers) : [:]
-        var rates: [String: Double] = [:]
+        // Each currency and day looked up once per batch, found or not.
+        var rates: [String: Double?] = [:]
         var messages: [Int64: OutboundEvent] = [:]
         let decoder = JSONDecoder()
         for delivery in deliveries {
             guard let event = events[delivery.eventId] else { continue }
             let rendered = try? decoder.decode(Rendered.self, from: Data(event.payload.utf8))
             var usd: Double?
-            if let price = rendered?.price, let currency = rendered?.currency {
-                let day = Int64((Double(event.effectiveAt) / 86_400_000).rounded(.down))
+            if details.contains(.usdPrices), let price = rendered?.price, let currency = rendered?.currency {
+                let day = CalendarDay(containing: event.effectiveAt).daysSinceEpoch
                 let key = "\(currency) \(day)"
                 if rates[key] == nil, currency != "USD" {
-                    rates[key] = try await session.usdPerUnit(currency: currency, onOrBefore: day)
+                    rates[key] = .some(try await session.usdRate(currency: currency, onOrBefore: day)?.rate)
                 }
-                let rate = currency == "USD" ? 1 : rates[key]
+                let rate = currency == "USD" ? 1 : rates[key] ?? nil
                 usd = rate.map { Double(price) / 1000 * $0 }
             }
             let customerNames = names[event.customerId] ?? []
