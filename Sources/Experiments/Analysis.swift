@@ -10,18 +10,20 @@ public struct ExposedUser: Hashable, Sendable {
     public var paid: Bool
     /// Net revenue in USD. Negative only for a refunded payer.
     public var revenue: Double
+    /// Whether a payment was refunded; by default, a payer whose net revenue is zero or less.
+    public var refunded: Bool
 
-    public init(userId: String, variant: String, exposedAt: Int64, startedTrial: Bool, paid: Bool, revenue: Double) {
+    public init(
+        userId: String, variant: String, exposedAt: Int64, startedTrial: Bool, paid: Bool, revenue: Double, refunded: Bool? = nil
+    ) {
         self.userId = userId
         self.variant = variant
         self.exposedAt = exposedAt
         self.startedTrial = startedTrial
         self.paid = paid
         self.revenue = revenue
+        self.refunded = refunded ?? (paid && revenue <= 0)
     }
-
-    /// A payer whose net revenue is zero or less was refunded.
-    public var refunded: Bool { paid && revenue <= 0 }
 }
 
 /// The result of one metric in one variant. For the control only `value` is set.

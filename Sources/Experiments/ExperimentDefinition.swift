@@ -1,3 +1,5 @@
+import Foundation
+
 /// A split test of paywalls or prices, as its JSON definition describes it.
 public struct ExperimentDefinition: Codable, Hashable, Sendable {
     public enum Status: String, Codable, Hashable, Sendable {
@@ -10,11 +12,25 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         public var weight: Double?
         /// What the app shows for this variant, such as `{"paywall": "v2", "products": ["annual_trial"]}`.
         public var payload: JSONValue?
+        /// The paywall the server serves for this variant (its id); the placement's default when absent.
+        public var paywall: String?
 
-        public init(key: String, weight: Double? = nil, payload: JSONValue? = nil) {
+        public init(key: String, weight: Double? = nil, payload: JSONValue? = nil, paywall: String? = nil) {
             self.key = key
             self.weight = weight
             self.payload = payload
+            self.paywall = paywall
+        }
+
+        enum CodingKeys: String, CodingKey, CaseIterable { case key, weight, payload, paywall }
+
+        public init(from decoder: any Decoder) throws {
+            try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "a variant")
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            key = try c.decode(String.self, forKey: .key)
+            weight = try c.decodeIfPresent(Double.self, forKey: .weight)
+            payload = try c.decodeIfPresent(JSONValue.self, forKey: .payload)
+            paywall = try c.decodeIfPresent(String.self, forKey: .paywall)
         }
     }
 
@@ -30,6 +46,20 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         public var newUsersOnly: Bool?
 
         public init() {}
+
+        enum CodingKeys: String, CodingKey, CaseIterable {
+            case storefronts, minAppVersion, maxAppVersion, customerStates, newUsersOnly
+        }
+
+        public init(from decoder: any Decoder) throws {
+            try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "targeting")
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            storefronts = try c.decodeIfPresent([String].self, forKey: .storefronts)
+            minAppVersion = try c.decodeIfPresent(String.self, forKey: .minAppVersion)
+            maxAppVersion = try c.decodeIfPresent(String.self, forKey: .maxAppVersion)
+            customerStates = try c.decodeIfPresent([CustomerState].self, forKey: .customerStates)
+            newUsersOnly = try c.decodeIfPresent(Bool.self, forKey: .newUsersOnly)
+        }
     }
 
     public enum CustomerState: String, Codable, Hashable, Sendable {
@@ -37,15 +67,18 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
     }
 
     public var key: String
+    /// Where the app shows the test (the server's placements); the command line ignores it.
+    public var placement: String?
     /// Hashed with the user id; defaults to the key. A new seed re-randomises everyone on purpose.
     public var seed: String?
-    /// A new phase re-randomises everyone on purpose (sticky assignments of older phases are ignored).
+    /// A new phase re-randomises everyone on purpose (sticky assignments of older phases are ignored). 0 by default.
     public var phase: Int
+    /// `draft` by default: nobody is assigned until the experiment is started.
     public var status: Status
     /// The variant everyone gets once the test is stopped.
     public var winner: String?
     public var variants: [Variant]
-    /// The share of users who enter, from 0 to 1.
+    /// The share of users who enter, from 0 to 1 (1 by default).
     public var coverage: Double
     public var targeting: Targeting?
     public var namespace: Namespace?
@@ -65,6 +98,41 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         self.coverage = coverage
     }
 
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case key, placement, seed, phase, status, winner, variants, coverage, targeting, namespace, startedAt, hashVersion
+    }
+
+    /// Only `key` and `variants` are required; an unknown field is refused (a misspelt `weigths` must not pass as
+    /// equal weights).
+    public init(from decoder: any Decoder) throws {
+        try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "an experiment definition")
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        key = try c.decode(String.self, forKey: .key)
+        placement = try c.decodeIfPresent(String.self, forKey: .placement)
+        seed = try c.decodeIfPresent(String.self, forKey: .seed)
+        phase = try c.decodeIfPresent(Int.self, forKey: .phase) ?? 0
+        status = try c.decodeIfPresent(Status.self, forKey: .status) ?? .draft
+        winner = try c.decodeIfPresent(String.self, forKey: .winner)
+        variants = try c.decode([Variant].self, forKey: .variants)
+        coverage = try c.decodeIfPresent(Double.self, forKey: .coverage) ?? 1
+        targeting = try c.decodeIfPresent(Targeting.self, forKey: .targeting)
+        namespace = try c.decodeIfPresent(Namespace.self, forKey: .namespace)
+        startedAt = try c.decodeIfPresent(Int64.self, forKey: .startedAt)
+        hashVersion = try c.decodeIfPresent(Int.self, forKey: .hashVersion)
+    }
+
+    /// Decodes and validates a definition, with errors that name the field at fault in plain words.
+    public static func decode(_ data: Data, requireWeightsSumToOne: Bool = false) throws(ExperimentError) -> ExperimentDefinition {
+        let definition: ExperimentDefinition
+        do {
+            definition = try JSONDecoder().decode(ExperimentDefinition.self, from: data)
+        } catch {
+            throw PlainDecodingError.experimentError(error)
+        }
+        try definition.validate(requireWeightsSumToOne: requireWeightsSumToOne)
+        return definition
+    }
+
     /// The variant served to people outside the test: the one named `control`, or the first.
     public var control: Variant? {
         variants.first { $0.key == "control" } ?? variants.first
@@ -72,39 +140,54 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
 
     public var effectiveSeed: String { seed ?? key }
 
-    /// Checks what the JSON cannot: keys, weights, coverage, the winner and the namespace.
-    public func validate() throws(ExperimentError) {
-        guard !key.isEmpty else { throw .invalidDefinition("the experiment key is empty") }
-        guard variants.count >= 2 else { throw .invalidDefinition("an experiment needs at least two variants") }
+    /// Checks what the JSON cannot: keys, weights, coverage, the winner and the namespace. With
+    /// `requireWeightsSumToOne` (the server), weights given must add up to 1 (±0.001) rather than be relative.
+    public func validate(requireWeightsSumToOne: Bool = false) throws(ExperimentError) {
+        guard !key.isEmpty else { throw .invalidField("key", "the experiment key is empty") }
+        guard variants.count >= 2 else { throw .invalidField("variants", "an experiment needs at least two variants") }
         var seen: Set<String> = []
-        for variant in variants {
-            guard !variant.key.isEmpty else { throw .invalidDefinition("a variant key is empty") }
-            guard seen.insert(variant.key).inserted else { throw .invalidDefinition("variant '\(variant.key)' appears twice") }
+        for (index, variant) in variants.enumerated() {
+            let field = "variants[\(index)]"
+            guard !variant.key.isEmpty else { throw .invalidField("\(field).key", "a variant key is empty") }
+            guard seen.insert(variant.key).inserted else {
+                throw .invalidField("\(field).key", "variant '\(variant.key)' appears twice")
+            }
             if let weight = variant.weight, !(weight.isFinite && weight >= 0) {
-                throw .invalidDefinition("variant '\(variant.key)' has weight \(weight); weights are finite and not negative")
+                throw .invalidField(
+                    "\(field).weight", "variant '\(variant.key)' has weight \(weight); weights are finite and not negative")
             }
         }
         if variants.contains(where: { $0.weight != nil }) {
             let sum = variants.reduce(0) { $0 + ($1.weight ?? 0) }
-            guard sum > 0 else { throw .invalidDefinition("the variant weights sum to 0") }
+            guard sum > 0 else { throw .invalidField("variants", "the variant weights sum to 0") }
+            if requireWeightsSumToOne {
+                guard variants.allSatisfy({ $0.weight != nil }) else {
+                    throw .invalidField("variants", "every variant has a weight, or none has (equal weights)")
+                }
+                guard abs(sum - 1) <= 0.001 else {
+                    throw .invalidField("variants", "the variant weights add up to \(sum); they must add up to 1 (±0.001)")
+                }
+            }
         }
         guard coverage.isFinite, (0...1).contains(coverage) else {
-            throw .invalidDefinition("coverage is \(coverage); it must be between 0 and 1")
+            throw .invalidField("coverage", "coverage is \(coverage); it must be between 0 and 1")
         }
-        if status == .stopped {
-            guard let winner else { throw .invalidDefinition("a stopped experiment names its winner") }
+        guard phase >= 0 else { throw .invalidField("phase", "the phase is \(phase); phases count from 0") }
+        if let winner {
             guard variants.contains(where: { $0.key == winner }) else {
-                throw .invalidDefinition("the winner '\(winner)' is not a variant")
+                throw .invalidField("winner", "the winner '\(winner)' is not a variant")
             }
             guard winner != Self.controlCheckKey else {
-                throw .invalidDefinition("'\(Self.controlCheckKey)' is an A/A diagnostic arm and cannot win")
+                throw .invalidField("winner", "'\(Self.controlCheckKey)' is an A/A diagnostic arm and cannot win")
             }
+        } else if status == .stopped {
+            throw .invalidField("winner", "a stopped experiment names its winner")
         }
         if let namespace, !(0 <= namespace.start && namespace.start <= namespace.end && namespace.end <= 1) {
-            throw .invalidDefinition("namespace '\(namespace.id)' has the range [\(namespace.start), \(namespace.end))")
+            throw .invalidField("namespace", "namespace '\(namespace.id)' has the range [\(namespace.start), \(namespace.end))")
         }
         if let version = hashVersion, version != 1, version != 2 {
-            throw .invalidDefinition("hashVersion \(version) is not 1 or 2")
+            throw .invalidField("hashVersion", "hashVersion \(version) is not 1 or 2")
         }
     }
 
@@ -119,11 +202,27 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
 
 public enum ExperimentError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidDefinition(String)
+    /// A definition's field (`variants[1].weight`) is at fault.
+    case invalidField(String, String)
     case invalidData(line: Int, String)
+
+    /// The field at fault, when one is.
+    public var field: String? {
+        if case .invalidField(let field, _) = self { return field }
+        return nil
+    }
+
+    /// The message without the field's name.
+    public var message: String {
+        switch self {
+        case .invalidDefinition(let message), .invalidField(_, let message), .invalidData(_, let message): message
+        }
+    }
 
     public var description: String {
         switch self {
         case .invalidDefinition(let message): "invalid experiment definition: \(message)"
+        case .invalidField(let field, let message): "invalid experiment definition: \(field): \(message)"
         case .invalidData(let line, let message): "line \(line): \(message)"
         }
     }

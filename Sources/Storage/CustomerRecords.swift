@@ -25,6 +25,12 @@ public enum AuditAction: String, Sendable, Hashable, CaseIterable {
     case transfer
     /// A customer got another app user id.
     case alias
+    /// A paywall was created, changed or deleted (`detail` says which and how).
+    case paywall
+    /// A placement was created or changed.
+    case placement
+    /// An experiment was created, changed, started, paused, stopped, rolled back or given its winner.
+    case experiment
 }
 
 /// One merge, transfer or alias, kept for audit.
@@ -145,6 +151,7 @@ extension StorageSession {
         try await sql.update("ownership").set("customer_id", to: into).where("customer_id", .equal, from).run()
         try await sql.update("app_users").set("customer_id", to: into).where("customer_id", .equal, from).run()
         try await sql.delete(from: "customer_states").where("customer_id", .equal, from).run()
+        try await mergeExperiments(customer: from, into: into)
     }
 
     public func originalTransactionIds(customer customerId: String) async throws -> [String] {

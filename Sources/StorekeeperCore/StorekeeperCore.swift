@@ -20,6 +20,11 @@ public struct StorekeeperCore: Sendable {
     public let inspection: CustomerInspection
     /// The app's event destinations and their deliveries.
     public let integrations: IntegrationAdministration
+    /// Paywalls, placements and experiments (secret key).
+    public let experiments: ExperimentAdministration
+    /// The placement answers and exposures the app asks for (public key).
+    public let placements: PlacementServing
+    public let experimentResults: ExperimentResultsReader
     /// Sends the outbox (one of `services`).
     let deliveryWorker: DeliveryWorker
     public let metrics: ServerMetrics
@@ -97,6 +102,10 @@ public struct StorekeeperCore: Sendable {
         self.deliveryWorker = DeliveryWorker(
             database: database, registry: apps, sender: sender, signal: signal, metrics: metrics, logger: logger, clock: clock,
             lease: settings.deliveryLease)
+        let catalogs = ServingCatalogCache(database: database)
+        self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
+        self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)
+        self.experimentResults = ExperimentResultsReader(database: database, clock: clock)
         self.metrics = metrics
         self.settings = settings
         self.logger = logger

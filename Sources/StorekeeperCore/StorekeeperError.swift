@@ -14,6 +14,9 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
     case forbidden(String)
     /// The input is not acceptable; `field` names the part at fault when there is one.
     case invalidInput(field: String?, String)
+    /// The request contradicts what is stored (a variant that is not the customer's assignment, a status that cannot
+    /// follow the current one, a key that is taken).
+    case conflict(String)
     /// The original transaction belongs to another customer and the app's transfer policy keeps it there.
     case transactionOwned(originalTransactionId: String)
     /// Signed data that did not verify (see `VerificationError.isRetryable`).
@@ -34,7 +37,7 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .appNotFound(let appId): "no app \(appId)"
         case .unauthenticated(let message), .forbidden(let message), .rejectedByApple(let message),
-            .appleUnavailable(let message), .internalError(let message), .notFound(let message):
+            .appleUnavailable(let message), .internalError(let message), .notFound(let message), .conflict(let message):
             message
         case .invalidInput(let field?, let message): "\(field): \(message)"
         case .invalidInput(nil, let message): message

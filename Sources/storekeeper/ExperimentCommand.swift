@@ -52,14 +52,14 @@ struct AssignCommand: ParsableCommand {
         let experiment: ExperimentDefinition
         let userAttributes: UserAttributes
         do {
-            experiment = try JSONDecoder().decode(ExperimentDefinition.self, from: data)
-            try experiment.validate()
+            experiment = try ExperimentDefinition.decode(data)
             userAttributes = try attributes.map { try JSONDecoder().decode(UserAttributes.self, from: Data($0.utf8)) } ?? UserAttributes()
         } catch let error as ExperimentError {
             FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(1)
         } catch {
-            FileHandle.standardError.write(Data("invalid JSON: \(error)\n".utf8))
+            let plain = PlainDecodingError.experimentError(error)
+            FileHandle.standardError.write(Data("invalid --attributes: \(plain.field.map { "\($0) " } ?? "")\(plain.message)\n".utf8))
             throw ExitCode(1)
         }
         let assignment = Assigner.assign(experiment, userId: user, attributes: userAttributes)
@@ -147,18 +147,14 @@ struct AnalyzeCommand: ParsableCommand {
         guard alpha > 0, alpha < 1, trialDays >= 0 else { throw UsageError(message: "--alpha must be in (0, 1) and --trial-days ≥ 0") }
         let result: AnalysisResult
         do {
-            let experiment = try JSONDecoder().decode(ExperimentDefinition.self, from: definitionData)
-            try experiment.validate()
+            let experiment = try ExperimentDefinition.decode(definitionData)
             let users = try ExposureCSV.parse(String(decoding: csv, as: UTF8.self), experiment: experiment)
             var options = Analysis.Options()
             options.alpha = alpha
             options.trialWindowMilliseconds = Int64(trialDays) * 86_400_000
             result = Analysis.analyze(users, experiment: experiment, options: options)
-        } catch let error as ExperimentError {
-            FileHandle.standardError.write(Data("\(error)\n".utf8))
-            throw ExitCode(1)
         } catch {
-            FileHandle.standardError.write(Data("invalid definition JSON: \(error)\n".utf8))
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
             throw ExitCode(1)
         }
         if json {

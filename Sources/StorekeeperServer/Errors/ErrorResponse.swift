@@ -65,6 +65,8 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
             self.init(.forbidden, "forbidden", message)
         case .invalidInput(let field, let message):
             self.init(.badRequest, "invalid_request", message, field: field)
+        case .conflict(let message):
+            self.init(.conflict, "conflict", message)
         case .transactionOwned:
             self.init(.conflict, "transaction_owned", error.description)
         case .verification(let error):

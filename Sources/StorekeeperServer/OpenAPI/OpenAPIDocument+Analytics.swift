@@ -51,6 +51,7 @@ extension OpenAPIDocument {
         for (path, item) in analyticsPaths { all[path] = item }
         for (path, item) in dashboardPaths { all[path] = item }
         for (path, item) in integrationPaths { all[path] = item }
+        for (path, item) in experimentPaths { all[path] = item }
         return all
     }
 

@@ -19,6 +19,11 @@ extension OpenAPIDocument {
                 "AppView": appViewSchema,
                 "Integration": integrationViewSchema,
                 "Delivery": deliveryViewSchema,
+                "Paywall": paywallSchema,
+                "Placement": placementSchema,
+                "Experiment": experimentSchema(timestamps: true),
+                "MetricResult": metricResultSchema,
+                "Exposure": exposureSchema,
             ],
             responses: [
                 "Error": .response(

@@ -1,0 +1,77 @@
+import Foundation
+
+/// Refuses a JSON object's unknown keys, naming the first one.
+enum StrictKeys {
+    struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    static func refuseUnknown<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type, what: String) throws {
+        let known = Set(Keys.allCases.map(\.stringValue))
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
+            throw DecodingError.dataCorrupted(
+                .init(
+                    codingPath: decoder.codingPath + [AnyKey(stringValue: unknown)],
+                    debugDescription: "'\(unknown)' is not a field of \(what) (known: \(known.sorted().joined(separator: ", ")))"))
+        }
+    }
+}
+
+/// Swift's `DecodingError` said in plain words, with the path of the field at fault (`variants[1].weight`).
+public enum PlainDecodingError {
+    public static func experimentError(_ error: any Error) -> ExperimentError {
+        guard let error = error as? DecodingError else { return .invalidDefinition("not valid JSON") }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return field(context.codingPath, "must be \(words(for: type))")
+        case .valueNotFound(let type, let context):
+            return field(context.codingPath, "is null; it must be \(words(for: type))")
+        case .keyNotFound(let key, let context):
+            return field(context.codingPath + [key], "is required")
+        case .dataCorrupted(let context):
+            guard !context.codingPath.isEmpty else {
+                return .invalidDefinition(context.underlyingError != nil ? "not valid JSON" : context.debugDescription)
+            }
+            // An enum's unknown value: Swift says "Cannot initialize Status from invalid String value bogus".
+            var message = context.debugDescription
+            if message.hasPrefix("Cannot initialize"), let range = message.range(of: "value ", options: .backwards) {
+                message = "'\(message[range.upperBound...])' is not one of the allowed values"
+            }
+            return .invalidField(path(context.codingPath), message)
+        @unknown default:
+            return .invalidDefinition("not a valid definition")
+        }
+    }
+
+    private static func field(_ codingPath: [any CodingKey], _ message: String) -> ExperimentError {
+        codingPath.isEmpty ? .invalidDefinition("the definition \(message)") : .invalidField(path(codingPath), message)
+    }
+
+    /// `variants[1].weight`.
+    static func path(_ codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    static func words(for type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "text"
+        case is Bool.Type: "true or false"
+        case is Int.Type, is Int64.Type: "a whole number"
+        case is Double.Type: "a number"
+        case is [Any].Type: "a list"
+        default: String(describing: type).hasPrefix("Array") ? "a list" : "an object"
+        }
+    }
+}
