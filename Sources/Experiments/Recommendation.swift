@@ -17,7 +17,8 @@ public struct Recommendation: Codable, Hashable, Sendable {
     }
 
     public enum StopCause: String, Codable, Hashable, Sendable {
-        case SRM, harm
+        case srm = "SRM"
+        case harm
     }
 
     public var action: Action
@@ -37,7 +38,7 @@ public struct Recommendation: Codable, Hashable, Sendable {
     public static func make(_ result: AnalysisResult, controlKey: String, alpha: Double = 0.05) -> Recommendation {
         if result.srm.alarm {
             return Recommendation(
-                action: .stop, cause: .SRM,
+                action: .stop, cause: .srm,
                 reason: String(
                     format: "the exposure counts do not match the weights (χ² = %.2f, p = %.2g): fix the delivery, then restart",
                     result.srm.chiSquare, result.srm.pValue))
