@@ -10,8 +10,8 @@ public struct ExposedUser: Hashable, Sendable {
     public var paid: Bool
     /// Net revenue in USD. Negative only for a refunded payer.
     public var revenue: Double
-    /// Whether a payment was refunded; by default, a payer whose net revenue is zero or less.
-    public var refunded: Bool
+    /// Whether a payment was refunded, when the caller knows (the ledger does).
+    private var knownRefund: Bool?
 
     public init(
         userId: String, variant: String, exposedAt: Int64, startedTrial: Bool, paid: Bool, revenue: Double, refunded: Bool? = nil
@@ -22,8 +22,11 @@ public struct ExposedUser: Hashable, Sendable {
         self.startedTrial = startedTrial
         self.paid = paid
         self.revenue = revenue
-        self.refunded = refunded ?? (paid && revenue <= 0)
+        self.knownRefund = refunded
     }
+
+    /// Whether a payment was refunded: as the caller said, or else a payer whose net revenue is zero or less.
+    public var refunded: Bool { knownRefund ?? (paid && revenue <= 0) }
 }
 
 /// The result of one metric in one variant. For the control only `value` is set.

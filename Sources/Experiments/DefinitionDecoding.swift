@@ -21,6 +21,18 @@ enum StrictKeys {
     }
 }
 
+extension KeyedDecodingContainer {
+    /// A whole number given as any JSON number (`2`, `2.0`), refused with its field's path when it is not whole: Linux's
+    /// Foundation reports `1.5` for an `Int` as invalid JSON, without the field.
+    func decodeWholeIfPresent(_ key: Key) throws -> Int64? {
+        guard let value = try decodeIfPresent(Double.self, forKey: key) else { return nil }
+        guard value.rounded() == value, abs(value) < 9.0e15 else {
+            throw DecodingError.typeMismatch(Int.self, .init(codingPath: codingPath + [key], debugDescription: "\(value) is not whole"))
+        }
+        return Int64(value)
+    }
+}
+
 /// Swift's `DecodingError` said in plain words, with the path of the field at fault (`variants[1].weight`).
 public enum PlainDecodingError {
     public static func experimentError(_ error: any Error) -> ExperimentError {
@@ -33,9 +45,8 @@ public enum PlainDecodingError {
         case .keyNotFound(let key, let context):
             return field(context.codingPath + [key], "is required")
         case .dataCorrupted(let context):
-            guard !context.codingPath.isEmpty else {
-                return .invalidDefinition(context.underlyingError != nil ? "not valid JSON" : context.debugDescription)
-            }
+            // Foundation reports a syntax error (and, on Linux, a number that does not fit its type) without a path.
+            guard !context.codingPath.isEmpty else { return .invalidDefinition("not valid JSON") }
             // An enum's unknown value: Swift says "Cannot initialize Status from invalid String value bogus".
             var message = context.debugDescription
             if message.hasPrefix("Cannot initialize"), let range = message.range(of: "value ", options: .backwards) {

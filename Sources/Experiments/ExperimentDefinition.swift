@@ -110,15 +110,15 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         key = try c.decode(String.self, forKey: .key)
         placement = try c.decodeIfPresent(String.self, forKey: .placement)
         seed = try c.decodeIfPresent(String.self, forKey: .seed)
-        phase = try c.decodeIfPresent(Int.self, forKey: .phase) ?? 0
+        phase = Int(try c.decodeWholeIfPresent(.phase) ?? 0)
         status = try c.decodeIfPresent(Status.self, forKey: .status) ?? .draft
         winner = try c.decodeIfPresent(String.self, forKey: .winner)
         variants = try c.decode([Variant].self, forKey: .variants)
         coverage = try c.decodeIfPresent(Double.self, forKey: .coverage) ?? 1
         targeting = try c.decodeIfPresent(Targeting.self, forKey: .targeting)
         namespace = try c.decodeIfPresent(Namespace.self, forKey: .namespace)
-        startedAt = try c.decodeIfPresent(Int64.self, forKey: .startedAt)
-        hashVersion = try c.decodeIfPresent(Int.self, forKey: .hashVersion)
+        startedAt = try c.decodeWholeIfPresent(.startedAt)
+        hashVersion = try c.decodeWholeIfPresent(.hashVersion).map { Int($0) }
     }
 
     /// Decodes and validates a definition, with errors that name the field at fault in plain words.
