@@ -357,11 +357,17 @@ extension SimulateCommand {
         @Option(help: "Over how many days.") var days: Int = 365
         @Option(help: "At most this many notifications per second.") var rate: Double?
         @OptionGroup var options: SimulationOptions
+        @OptionGroup var split: SplitTestOptions
 
         func validate() throws {
             guard (1...10_000_000).contains(customers) else { throw ValidationError("--customers is 1 to 10000000") }
             guard (1...Int(Scenario.maxDay)).contains(days) else { throw ValidationError("--days is 1 to \(Int(Scenario.maxDay))") }
             if let rate, !(0.01...1_000_000).contains(rate) { throw ValidationError("--rate is 0.01 to 1000000 notifications per second") }
+            if split.experiment != nil, options.clock != "sandbox" {
+                throw ValidationError(
+                    "--experiment needs --clock sandbox: the server stamps exposures with its own time, so the simulated customers must live on the wall clock (a virtual run happens in the past)"
+                )
+            }
         }
 
         func run() async throws {
@@ -369,6 +375,11 @@ extension SimulateCommand {
                 catalog: try options.app().catalog)
             let session = try SimulationSession(
                 options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
+            if let experiment = try split.experiment(seed: options.seed) {
+                let code = try await session.withAPI { try await split.run(experiment, scenario: scenario, session: session) }
+                if code != 0 { throw ExitCode(code) }
+                return
+            }
             let code = try await session.withAPI {
                 let started = ContinuousClock.now
                 var lastPrint = ContinuousClock.now

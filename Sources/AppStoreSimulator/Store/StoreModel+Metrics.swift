@@ -40,18 +40,12 @@ extension StoreModel {
     public func expectedMetrics() -> ExpectedMetrics {
         var expected = ExpectedMetrics()
         let rates = Storefront.usdRates
-        func kept(_ price: Int64, _ revocation: (date: Int64, reason: RevocationReason, type: RevocationType, percentage: Int32?)?) -> Int64
-        {
-            guard let revocation else { return price }
-            guard let share = revocation.percentage else { return 0 }
-            return price - (price * Int64(share) + 50_000) / 100_000
-        }
         for id in subscriptionOrder {
             guard let s = subscriptions[id], s.ownership != .familyShared else { continue }
             for p in s.periods {
                 if p.offer == .freeTrial { expected.trialsStarted += 1 }
                 guard p.price > 0 else { continue }
-                let net = kept(p.price, p.revocation)
+                let net = Self.kept(p.price, p.revocation)
                 expected.revenueByCurrency[p.currency, default: 0] += net
                 expected.netRevenue += Double(net) / 1000 * (rates[p.currency] ?? .nan)
             }
@@ -74,10 +68,44 @@ extension StoreModel {
         }
         for id in oneTimeOrder {
             guard let o = oneTime[id], o.price > 0 else { continue }
-            let net = kept(o.price, o.revocation)  // the price of the whole quantity, as signed
+            let net = Self.kept(o.price, o.revocation)  // the price of the whole quantity, as signed
             expected.revenueByCurrency[o.currency, default: 0] += net
             expected.netRevenue += Double(net) / 1000 * (rates[o.currency] ?? .nan)
         }
         return expected
+    }
+
+    /// What a purchase keeps after its refund: all of it, none, or the share a prorated refund leaves.
+    static func kept(_ price: Int64, _ revocation: (date: Int64, reason: RevocationReason, type: RevocationType, percentage: Int32?)?)
+        -> Int64
+    {
+        guard let revocation else { return price }
+        guard let share = revocation.percentage else { return 0 }
+        return price - (price * Int64(share) + 50_000) / 100_000
+    }
+
+    /// What one customer bought, from the store's bookkeeping: a free trial started, anything paid for (refunded or
+    /// not), and the net revenue in USD at the storefront rates. Family-shared access is not the customer's purchase.
+    public func outcome(of name: String) -> (startedTrial: Bool, paid: Bool, netUSD: Double) {
+        guard let customer = customers[name] else { return (false, false, 0) }
+        let rates = Storefront.usdRates
+        var trial = false
+        var paid = false
+        var net = 0.0
+        for id in customer.subscriptionIds {
+            guard let s = subscriptions[id], s.customer == name, s.ownership != .familyShared else { continue }
+            for p in s.periods {
+                if p.offer == .freeTrial { trial = true }
+                guard p.price > 0 else { continue }
+                paid = true
+                net += Double(Self.kept(p.price, p.revocation)) / 1000 * (rates[p.currency] ?? .nan)
+            }
+        }
+        for id in customer.purchaseIds {
+            guard let o = oneTime[id], o.customer == name, o.price > 0 else { continue }
+            paid = true
+            net += Double(Self.kept(o.price, o.revocation)) / 1000 * (rates[o.currency] ?? .nan)
+        }
+        return (trial, paid, net)
     }
 }
