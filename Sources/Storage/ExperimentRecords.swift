@@ -275,21 +275,24 @@ extension StorageSession {
 
     // MARK: results
 
-    /// How many customers were exposed to each variant of a phase in an environment (each person once).
-    public func exposureCounts(app appId: String, experiment key: String, phase: Int, environment: String) async throws -> [String: Int] {
-        let rows = try await sql.raw(
+    /// How many customers were exposed to each variant of a phase in an environment (each person once), by the UTC
+    /// day (days since 1970) of their first exposure.
+    public func exposureCounts(
+        app appId: String, experiment key: String, phase: Int, environment: String
+    ) async throws -> [(variant: String, day: Int64, count: Int)] {
+        try await sql.raw(
             """
-            SELECT variant, COUNT(*) AS exposed FROM experiment_exposures
+            SELECT variant, exposed_at / 86400000 AS day, COUNT(*) AS exposed FROM experiment_exposures
             WHERE app_id = \(bind: appId) AND experiment_key = \(bind: key) AND phase = \(bind: phase)
                 AND environment = \(bind: environment) AND merged_into IS NULL
-            GROUP BY variant
+            GROUP BY variant, exposed_at / 86400000
             """
-        ).all()
-        var counts: [String: Int] = [:]
-        for row in rows {
-            counts[try row.decode(column: "variant", as: String.self)] = Int(try row.decode(column: "exposed", as: Int64.self))
+        ).all().map { row in
+            (
+                try row.decode(column: "variant", as: String.self), try row.decode(column: "day", as: Int64.self),
+                Int(try row.decode(column: "exposed", as: Int64.self))
+            )
         }
-        return counts
     }
 
     /// What each exposed customer who started a trial or paid did from its first exposure for `window` ms (nil: with no

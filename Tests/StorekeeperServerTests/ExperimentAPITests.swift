@@ -333,3 +333,75 @@ extension TestClientProtocol {
         #expect(response.status == .ok, "\(String(buffer: response.body))")
     }
 }
+
+@Suite("Experiments dashboard")
+struct ExperimentDashboardTests {
+    @Test(
+        "the pages: a refused definition shows its reason; start, pause and ship are CSRF-protected, audited with the user, and results show",
+        arguments: [TestDatabase.sqlite])
+    func pages(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        _ = try await DashboardTests.user(h)
+        try await h.application().test(.router) { base in
+            let client = ConformingClient(base: base)
+            try await ExperimentAPITests.setUp(client, h, key: "made-by-api")
+            let (_, cookie) = try await DashboardTests.signIn(client, email: "ops@example.com", password: DashboardTests.password)
+            let list = "/dashboard/apps/\(h.app.appId)/experiments"
+            let listPage = String(buffer: try await DashboardTests.get(client, list + "?environment=Sandbox", cookie: cookie).body)
+            #expect(listPage.contains("made-by-api") && listPage.contains("New experiment"))
+            let csrf = try #require(DashboardTests.csrf(listPage))
+
+            // A refused definition: the form again, with the reason and what was typed.
+            let bad = #"{"key": "dash", "placement": "onboarding", "variants": [{"key": "a", "weight": 0.7}, {"key": "b", "weight": 0.7}]}"#
+            let refused = try await client.execute(
+                uri: list + "?environment=Sandbox", method: .post,
+                headers: DashboardTests.form([("csrf", csrf), ("definition", bad)], cookie: cookie).0,
+                body: DashboardTests.form([("csrf", csrf), ("definition", bad)], cookie: cookie).1)
+            #expect(refused.status == .badRequest)
+            let refusedPage = String(buffer: refused.body)
+            #expect(refusedPage.contains("must add up to 1") && refusedPage.contains("&quot;weight&quot;: 0.7"))
+
+            let good =
+                #"{"key": "dash", "placement": "onboarding", "variants": [{"key": "control"}, {"key": "fancy", "paywall": "fancy"}]}"#
+            let (headers, body) = DashboardTests.form([("csrf", csrf), ("definition", good)], cookie: cookie)
+            let created = try await client.execute(uri: list + "?environment=Sandbox", method: .post, headers: headers, body: body)
+            #expect(created.status == .seeOther)
+            let path = try #require(created.headers[.location])
+            #expect(path.hasPrefix(list + "/dash"))
+
+            func press(_ field: String, _ value: String, token: String = csrf) async throws -> TestResponse {
+                let (headers, body) = DashboardTests.form([("csrf", token), (field, value)], cookie: cookie)
+                return try await client.execute(
+                    uri: "\(list)/dash/status?environment=Sandbox", method: .post, headers: headers, body: body)
+            }
+            #expect(try await press("status", "running", token: "forged").status == .forbidden)
+            #expect(try await press("status", "running").status == .seeOther)
+            // Someone is exposed, so the results table has a row with a count.
+            let user = ExperimentAPITests.user(in: "fancy", key: "dash")
+            _ = try await client.send(.get, "/v1/customers/\(user)/placements/onboarding", h.app.publicKey)
+            _ = try await client.send(
+                .post, "/v1/customers/\(user)/exposures", h.app.publicKey,
+                #"{"experiment": "dash", "variant": "fancy", "phase": 0, "placement": "onboarding"}"#)
+            var page = String(buffer: try await DashboardTests.get(client, path, cookie: cookie).body)
+            #expect(page.contains(#"data-field="status">running<"#) && page.contains(#"<tr data-variant="fancy">"#))
+            #expect(page.contains(#"data-field="exposed">1<"#) && page.contains("Pause") && page.contains("Ship fancy"))
+            #expect(page.contains(#"data-field="recommendation">keepRunning<"#))
+
+            // The editor: a refused change keeps what was typed and says why.
+            let edit = DashboardTests.form([("csrf", csrf), ("definition", #"{"coverage": 2}"#)], cookie: cookie)
+            let refusedEdit = try await client.execute(
+                uri: "\(list)/dash/edit?environment=Sandbox", method: .post, headers: edit.0, body: edit.1)
+            #expect(refusedEdit.status == .badRequest && String(buffer: refusedEdit.body).contains("coverage is 2.0"))
+
+            #expect(try await press("winner", "fancy").status == .seeOther)
+            page = String(buffer: try await DashboardTests.get(client, path, cookie: cookie).body)
+            #expect(page.contains(#"data-field="status">stopped<"#) && !page.contains("Ship fancy"))
+            #expect(try await press("status", "running").status == .conflict)
+
+            let audit = try decode(
+                AppAdminController.AuditLog.self, try await client.send(.get, "/v1/apps/\(h.app.appId)/audit", h.app.secretKey))
+            let byUser = audit.audit.filter { $0.action == "experiment" && $0.detail.contains("by ops@example.com") }
+            #expect(byUser.count == 3, "\(audit.audit.map(\.detail))")
+        }
+    }
+}

@@ -139,7 +139,7 @@ public struct ExperimentAdministration: Sendable {
     // MARK: experiments
 
     /// Creates an experiment from its definition (JSON): a draft unless it says `running` (then it starts at once).
-    public func createExperiment(_ body: Data, app: AppRuntime) async throws -> ExperimentView {
+    public func createExperiment(_ body: Data, app: AppRuntime, by actor: String? = nil) async throws -> ExperimentView {
         var definition = try Self.decode(body)
         try ExperimentIds.validate(definition.key, field: "key")
         guard definition.key != "definitions" else {
@@ -165,7 +165,8 @@ public struct ExperimentAdministration: Sendable {
             try await session.insertAudit(
                 AuditRecord(
                     appId: app.id, action: .experiment,
-                    detail: "experiment '\(stored.key)' created (\(stored.status.rawValue), phase \(stored.phase)): \(record.definition)",
+                    detail:
+                        "experiment '\(stored.key)' created (\(stored.status.rawValue), phase \(stored.phase))\(Self.by(actor)): \(record.definition)",
                     at: now))
             return record
         }
@@ -190,7 +191,7 @@ public struct ExperimentAdministration: Sendable {
     /// alone stops the test with that winner. In a started experiment, a change of variants, weights, targeting,
     /// namespace, seed or hash version starts a new phase (everyone is assigned again; earlier exposures stay apart);
     /// coverage changes keep the phase (assigned customers stay where they are).
-    public func patchExperiment(_ key: String, _ body: Data, app: AppRuntime) async throws -> ExperimentView {
+    public func patchExperiment(_ key: String, _ body: Data, app: AppRuntime, by actor: String? = nil) async throws -> ExperimentView {
         let patch = try Self.patchObject(body)
         let now = clock().millisecondsSince1970
         let (record, definition) = try await database.writing { session -> (ExperimentRecord, ExperimentDefinition) in
@@ -227,7 +228,8 @@ public struct ExperimentAdministration: Sendable {
             try await session.insertAudit(
                 AuditRecord(
                     appId: app.id, action: .experiment,
-                    detail: "experiment '\(key)' changed\(changes.isEmpty ? "" : " (\(changes.joined(separator: "; ")))"): \(patchText)",
+                    detail:
+                        "experiment '\(key)' changed\(changes.isEmpty ? "" : " (\(changes.joined(separator: "; ")))")\(Self.by(actor)): \(patchText)",
                     at: now))
             return (record, next)
         }
@@ -311,6 +313,9 @@ public struct ExperimentAdministration: Sendable {
         }
         return placementId
     }
+
+    /// ` by <who>` for the audit log, when a person (a dashboard user) made the change; the API's key is the app's.
+    static func by(_ actor: String?) -> String { actor.map { " by \($0)" } ?? "" }
 
     static func json(_ definition: ExperimentDefinition) throws -> String {
         String(decoding: try JSONEncoder.sortedKeys.encode(definition), as: UTF8.self)

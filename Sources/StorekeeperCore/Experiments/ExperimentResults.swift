@@ -29,8 +29,22 @@ public struct ExperimentResults: Sendable, Encodable {
     public var windowDays: Int?
     public var asOf: Int64
     public var arms: [Arm]
+    /// Each treatment's lift over the control among the customers exposed up to each day (their outcomes as of now):
+    /// how the estimate settled as exposures accrued.
+    public var cumulative: [CumulativePoint]
     public var analysis: AnalysisResult
     public var recommendation: Recommendation
+}
+
+/// One day of ``ExperimentResults/cumulative``.
+public struct CumulativePoint: Sendable, Encodable, Hashable {
+    /// The UTC day's start, epoch ms.
+    public var day: Int64
+    public var variant: String
+    public var exposed: Int
+    /// Relative to the control's; nil while the control has none.
+    public var paidLift: Double?
+    public var revenueLift: Double?
 }
 
 /// Joins the exposures of an experiment's current phase with the money ledger and runs the engine's analysis.
@@ -54,7 +68,7 @@ public struct ExperimentResultsReader: Sendable {
     public func results(_ key: String, app: AppRuntime, environment: Environment, windowDays: Int?) async throws -> ExperimentResults {
         let day: Int64 = 86_400_000
         let window = windowDays.map { Int64($0) * day }
-        let (record, counts, outcomes) = try await database.reading { session in
+        let (record, countRows, outcomes) = try await database.reading { session in
             guard let record = try await session.experiments(app: app.id, key: key).first else {
                 throw StorekeeperError.notFound("no experiment '\(key)'")
             }
@@ -66,6 +80,8 @@ public struct ExperimentResultsReader: Sendable {
         }
         let definition = try ServingCatalog.definition(record)
         let now = clock().millisecondsSince1970
+        var counts: [String: Int] = [:]
+        for row in countRows { counts[row.variant, default: 0] += row.count }
         let known = Set(definition.variants.map(\.key))
         var arms = Dictionary(
             uniqueKeysWithValues: definition.variants.map {
@@ -110,6 +126,44 @@ public struct ExperimentResultsReader: Sendable {
         let recommendation = Recommendation.make(analysis, controlKey: definition.control?.key ?? "", alpha: options.alpha)
         return ExperimentResults(
             experiment: key, phase: record.phase, status: record.status, environment: environment.rawValue, windowDays: windowDays,
-            asOf: now, arms: definition.variants.compactMap { arms[$0.key] }, analysis: analysis, recommendation: recommendation)
+            asOf: now, arms: definition.variants.compactMap { arms[$0.key] },
+            cumulative: Self.cumulative(countRows, outcomes, definition: definition), analysis: analysis, recommendation: recommendation)
+    }
+
+    /// Per day of first exposure, each treatment's lift in paying customers and in net revenue per exposed customer,
+    /// over the customers exposed up to that day.
+    static func cumulative(
+        _ counts: [(variant: String, day: Int64, count: Int)], _ outcomes: [ExposedOutcome], definition: ExperimentDefinition
+    ) -> [CumulativePoint] {
+        let day: Int64 = 86_400_000
+        guard let control = definition.control?.key else { return [] }
+        let days = Set(counts.map(\.day)).sorted()
+        let sortedOutcomes = outcomes.sorted { $0.exposedAt < $1.exposedAt }
+        var exposed: [String: Int] = [:]
+        var paid: [String: Int] = [:]
+        var revenue: [String: Double] = [:]
+        var next = 0
+        var points: [CumulativePoint] = []
+        for current in days {
+            for row in counts where row.day == current { exposed[row.variant, default: 0] += row.count }
+            while next < sortedOutcomes.count, sortedOutcomes[next].exposedAt / day <= current {
+                let outcome = sortedOutcomes[next]
+                if outcome.paid { paid[outcome.variant, default: 0] += 1 }
+                revenue[outcome.variant, default: 0] += outcome.grossUSD - outcome.refundsUSD
+                next += 1
+            }
+            func lift(_ variant: String, _ value: (String) -> Double) -> Double? {
+                guard let n = exposed[variant], n > 0, let c = exposed[control], c > 0 else { return nil }
+                let base = value(control) / Double(c)
+                return base > 0 ? value(variant) / Double(n) / base - 1 : nil
+            }
+            for variant in definition.variants where variant.key != control {
+                points.append(
+                    CumulativePoint(
+                        day: current * day, variant: variant.key, exposed: exposed[variant.key] ?? 0,
+                        paidLift: lift(variant.key) { Double(paid[$0] ?? 0) }, revenueLift: lift(variant.key) { revenue[$0] ?? 0 }))
+            }
+        }
+        return points
     }
 }

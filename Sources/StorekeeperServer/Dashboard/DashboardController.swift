@@ -41,6 +41,11 @@ struct DashboardController {
         routes.get("apps/:appId/integrations", use: integrations)
         routes.get("apps/:appId/integrations/:integrationId", use: integration)
         routes.post("apps/:appId/integrations/:integrationId/replay", use: replay)
+        routes.get("apps/:appId/experiments", use: experiments)
+        routes.post("apps/:appId/experiments", use: createExperiment)
+        routes.get("apps/:appId/experiments/:experimentKey", use: experiment)
+        routes.post("apps/:appId/experiments/:experimentKey/edit", use: editExperiment)
+        routes.post("apps/:appId/experiments/:experimentKey/status", use: experimentStatus)
         return routes
     }
 

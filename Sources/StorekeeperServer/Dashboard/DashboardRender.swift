@@ -33,7 +33,7 @@ struct DashboardChrome {
             ("Overview", base), ("MRR", base + "/metrics/mrr"), ("Revenue", base + "/metrics/revenue"),
             ("Subscriptions", base + "/metrics/activeSubscriptions"), ("Churn", base + "/metrics/churn"),
             ("Free trials", base + "/trials"), ("Customers", base + "/customers"), ("Events", base + "/events"),
-            ("Integrations", base + "/integrations"),
+            ("Integrations", base + "/integrations"), ("Experiments", base + "/experiments"),
         ]
         self.app = AppNavigation(
             links: pages.map { Link(name: $0.0, href: DashboardPaths.link($0.1, [("environment", env)]), current: $0.1 == path) },

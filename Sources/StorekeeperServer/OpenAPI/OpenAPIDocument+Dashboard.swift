@@ -171,6 +171,45 @@ extension OpenAPIDocument {
                         [303: seeOther("Back to the destination's page, saying how many were replayed; without a session, to sign-in.")],
                         errorPages(400, 403, 404, 413, 503)),
                     security: [[.component(named: "dashboardSession"): []]])),
+            OpenAPI.Path(rawValue: base + "/experiments"): .init(
+                get: page("The app's split tests, and a form for a new one.").b?.get,
+                post: experimentForm(
+                    "Creates an experiment from the form's JSON definition; a refused one shows the form again with the reason.",
+                    ["csrf": .string, "definition": .string(description: "The definition, JSON.")], parameters: [])),
+            OpenAPI.Path(rawValue: base + "/experiments/{experimentKey}"): page(
+                "An experiment: results with intervals, the cumulative lift, the SRM warning, the recommendation, its buttons and editor.",
+                parameters: [
+                    experimentPageParameter,
+                    query("window", .string(pattern: "^(unbounded|[1-9][0-9]{0,3})$"), "Days after the first exposure (default 14)."),
+                ]),
+            OpenAPI.Path(rawValue: base + "/experiments/{experimentKey}/edit"): .init(
+                post: experimentForm(
+                    "Changes the definition with the form's JSON (the fields that change); a refusal shows the page again with the reason.",
+                    ["csrf": .string, "definition": .string(description: "JSON of the fields that change.")])),
+            OpenAPI.Path(rawValue: base + "/experiments/{experimentKey}/status"): .init(
+                post: experimentForm(
+                    "Starts, pauses, resumes, rolls back (status) or ships a variant to everyone (winner).",
+                    [
+                        "csrf": .string, "status": .string(required: false, allowedValues: "running", "paused", "rolledBack"),
+                        "winner": .string(required: false),
+                    ])),
         ]
+    }
+
+    static let experimentPageParameter = Either<OpenAPI.Reference<OpenAPI.Parameter>, OpenAPI.Parameter>.parameter(
+        .init(name: "experimentKey", context: .path(schema: .string(minLength: 1)), description: "The experiment's key."))
+
+    /// A form of the experiment pages: 303 to the experiment's page when it is done; the page again (400, 409) with the
+    /// reason when the definition or the change is refused.
+    static func experimentForm(
+        _ summary: String, _ fields: OrderedDictionary<String, JSONSchema>,
+        parameters: OpenAPI.Parameter.Array = [experimentPageParameter]
+    ) -> OpenAPI.Operation {
+        .init(
+            summary: summary, parameters: [parameter("AppId"), parameter("Environment")] + parameters, requestBody: form(fields),
+            responses: merged(
+                [303: seeOther("To the experiment's page; without a session, to sign-in.")],
+                errorPages(400, 403, 404, 409, 413, 503)),
+            security: [[.component(named: "dashboardSession"): []]])
     }
 }

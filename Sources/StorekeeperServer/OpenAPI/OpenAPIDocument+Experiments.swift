@@ -107,6 +107,12 @@ extension OpenAPIDocument {
                         "key": .string, "exposed": .integer, "trials": .integer, "paid": .integer, "refunded": .integer,
                         "grossUSD": .number, "refundsUSD": .number, "proceedsUSD": .number, "unconvertedCustomers": .integer,
                     ])),
+            "cumulative": .array(
+                items: .object(
+                    properties: [
+                        "day": .integer(description: "The UTC day's start, epoch ms."), "variant": .string, "exposed": .integer,
+                        "paidLift": .number(required: false), "revenueLift": .number(required: false),
+                    ])),
             "analysis": .object(
                 properties: [
                     "srm": .object(properties: ["chiSquare": .number, "pValue": .number, "alarm": .boolean]),
