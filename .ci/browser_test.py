@@ -37,6 +37,14 @@ def api(path, accept="application/json"):
     return json.loads(body) if accept == "application/json" else body
 
 
+def api_send(method, path, body, key=None):
+    request = urllib.request.Request(
+        base + path, method=method, data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {key or secret}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(request) as response:
+        return json.loads(response.read().decode() or "null")
+
+
 downloads = tempfile.mkdtemp()
 options = webdriver.ChromeOptions()
 options.binary_location = "/usr/bin/chromium"
@@ -169,6 +177,51 @@ try:
     wait_for_url("/customers/")
     check(driver.find_element(By.TAG_NAME, "h1").text == f"Customer {name}", f"searching {name} did not open the customer")
     console_errors("customer search")
+
+    # Experiments: a definition typed into the form (a refused one first), started and paused with the buttons; the
+    # results table has a row per variant with the API's exposure counts.
+    api_send("PUT", f"/v1/apps/{app}/paywalls/plain", {"products": ["pro.monthly"]})
+    api_send("PUT", f"/v1/apps/{app}/paywalls/bold", {"products": ["pro.yearly", "pro.monthly"], "config": {"hero": "stars"}})
+    api_send("PUT", f"/v1/apps/{app}/placements/onboarding", {"defaultPaywall": "plain"})
+    open_page(f"/dashboard/apps/{app}/experiments?environment={environment}")
+    def submit_definition(text):
+        area = driver.find_element(By.NAME, "definition")
+        area.clear()
+        area.send_keys(text)
+        driver.find_element(By.CSS_SELECTOR, "section form button[type=submit]").click()
+    submit_definition('{"key": "browser-test", "placement": "onboarding", "coverage": 3, "variants": [{"key": "control"}, {"key": "bold"}]}')
+    deadline = time.time() + 10
+    while not driver.find_elements(By.ID, "definition-error") and time.time() < deadline:
+        time.sleep(0.05)
+    errors = driver.find_elements(By.ID, "definition-error")
+    check(errors and "coverage" in errors[0].text, "a refused definition did not say why")
+    for entry in driver.get_log("browser"):  # the 400 itself is logged by Chromium as a failed resource: expected
+        check("400" in entry["message"], f"console error on a refused definition: {entry['message']}")
+    submit_definition('{"key": "browser-test", "placement": "onboarding", "variants": [{"key": "control"}, {"key": "bold", "paywall": "bold"}]}')
+    check(wait_for_url("/experiments/browser-test"), f"creating an experiment did not open it: {driver.current_url}")
+    console_errors("experiment")
+    driver.find_element(By.XPATH, "//button[text()='Start']").click()
+    deadline = time.time() + 10
+    while "Pause" not in driver.page_source and time.time() < deadline:
+        time.sleep(0.05)
+    check(driver.find_element(By.CSS_SELECTOR, '[data-field="status"]').text == "running", "Start did not start the experiment")
+    for user in ["browser-a", "browser-b", "browser-c"]:
+        answer = api(f"/v1/customers/{user}/placements/onboarding?environment={environment}")
+        if answer["experiment"]:
+            api_send("POST", f"/v1/customers/{user}/exposures?environment={environment}",
+                     {"experiment": "browser-test", "variant": answer["experiment"]["variant"], "phase": 0, "placement": "onboarding"})
+    open_page(f"/dashboard/apps/{app}/experiments/browser-test?environment={environment}")
+    results = api(f"/v1/apps/{app}/experiments/browser-test/results?environment={environment}")
+    for arm in results["arms"]:
+        cell = driver.find_element(By.CSS_SELECTOR, f'tr[data-variant="{arm["key"]}"] td[data-field="exposed"]')
+        check(int(cell.text) == arm["exposed"], f"{arm['key']}: page shows {cell.text} exposed, API {arm['exposed']}")
+    check(sum(arm["exposed"] for arm in results["arms"]) == 3, f"three exposures expected: {results['arms']}")
+    driver.find_element(By.XPATH, "//button[text()='Pause']").click()
+    deadline = time.time() + 10
+    while "Resume" not in driver.page_source and time.time() < deadline:
+        time.sleep(0.05)
+    check(api(f"/v1/apps/{app}/experiments/browser-test")["status"] == "paused", "Pause did not pause the experiment")
+    console_errors("experiment paused")
 
     # Sign out: the session ends.
     driver.find_element(By.CSS_SELECTOR, "header form button").click()

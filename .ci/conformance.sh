@@ -35,6 +35,13 @@ curl -sf "$base/openapi.yaml" > openapi.yaml
     --webhook "$base/v1/apps/$first_app/notifications/appstore" --verify-with "$first_secret" > population.log 2>&1 \
     || { cat population.log; exit 1; }
 grep "verified metrics" population.log
+# A paywall test on a placement, so that those routes (and the dashboard's pages) are fuzzed past their 404.
+admin() { curl -sf -X "$1" -H "Authorization: Bearer $first_secret" "$base/v1/apps/$first_app/$2" -d "$3" > /dev/null; }
+admin PUT paywalls/plain '{"products": ["pro.monthly"]}'
+admin PUT paywalls/bold '{"products": ["pro.yearly", "pro.monthly"], "config": {"hero": "stars"}}'
+admin PUT placements/onboarding '{"defaultPaywall": "plain"}'
+admin POST experiments '{"key": "conformance", "placement": "onboarding", "status": "running",
+    "variants": [{"key": "control"}, {"key": "bold", "paywall": "bold"}]}'
 run() { # name, appId, extra expected statuses (comma-separated, may be empty), extra TOML, schemathesis's options…
     local name=$1 app=$2 extra=$3 toml=$4
     shift 4
@@ -48,6 +55,9 @@ expected-statuses = ["2xx", 304, 400, 401, 403, 404, 409${extra:+, $extra}]
 
 [parameters]
 "path.appId" = "$app"
+"path.experimentKey" = "conformance"
+"path.placementId" = "onboarding"
+"path.paywallId" = "bold"
 # The extra TOML goes on here: its first lines (before a table) are more parameters.
 $toml
 TOML

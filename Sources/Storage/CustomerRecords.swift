@@ -172,6 +172,16 @@ extension StorageSession {
             .run()
     }
 
+    /// The latest merge or alias of an app (0: none yet): while it stays the same, every app user id names the customer
+    /// it named before.
+    public func identityGeneration(app appId: String) async throws -> Int64 {
+        try await sql.raw(
+            """
+            SELECT seq FROM audit_log WHERE app_id = \(bind: appId) AND action IN ('merge', 'alias') ORDER BY seq DESC LIMIT 1
+            """
+        ).first()?.decode(column: "seq", as: Int64.self) ?? 0
+    }
+
     public func audit(app appId: String, limit: Int = 100) async throws -> [AuditRecord] {
         try await sql.select()
             .columns("seq", "app_id", "action", "original_transaction_id", "from_customer", "to_customer", "detail", "at")

@@ -102,7 +102,7 @@ public struct StorekeeperCore: Sendable {
         self.deliveryWorker = DeliveryWorker(
             database: database, registry: apps, sender: sender, signal: signal, metrics: metrics, logger: logger, clock: clock,
             lease: settings.deliveryLease)
-        let catalogs = ServingCatalogCache(database: database)
+        let catalogs = ServingCatalogCache(database: database, customers: cache)
         self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
         self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)
         self.experimentResults = ExperimentResultsReader(database: database, clock: clock)

@@ -65,6 +65,35 @@ public final class CustomerStateCache: Sendable {
     /// After a merge, names may lead to another customer: drop the app's cached names (a rare, whole-cache pass).
     func forgetCustomerIds(app appId: String) {
         customerIds.withLockedValue { $0 = $0.filter { !$0.key.hasPrefix(appId + "|") } }
+        settledNames.withLockedValue { $0[appId] = (generation: -1, customers: [:]) }
+    }
+
+    // MARK: settled names
+
+    /// Names kept past the TTL (the placement route's): valid while the app's identity generation (its latest merge or
+    /// alias, which anyone can read from the database) is the one last seen. A merge on this server empties the app's
+    /// names at once; one on another server, when the generation is next read (the placement catalog, every second).
+    /// Otherwise an app user id never changes its customer, so assigned customers cost no query.
+    private let settledNames = NIOLockedValueBox<[String: (generation: Int64, customers: [String: String])]>([:])
+
+    func settledCustomerId(app appId: String, appUserId: String) -> String? {
+        settledNames.withLockedValue { $0[appId]?.customers[appUserId] }
+    }
+
+    func rememberSettled(app appId: String, appUserId: String, customerId: String) {
+        settledNames.withLockedValue { names in
+            var entry = names.removeValue(forKey: appId) ?? (generation: -1, customers: [:])
+            if entry.customers.count >= capacity { entry.customers.removeAll(keepingCapacity: true) }
+            entry.customers[appUserId] = customerId
+            names[appId] = entry
+        }
+    }
+
+    /// The app's identity generation as just read: a new one empties the app's settled names.
+    func observeIdentityGeneration(_ generation: Int64, app appId: String) {
+        settledNames.withLockedValue { names in
+            if names[appId]?.generation != generation { names[appId] = (generation, [:]) }
+        }
     }
 
     /// The state of a customer the server has never heard of (no facts), per app configuration and environment.

@@ -50,8 +50,9 @@ public struct ExperimentView: Sendable, Encodable, Hashable {
     }
 }
 
-/// What `GET /v1/customers/{appUserId}/placements/{placementId}` answers.
-public struct PlacementAnswer: Sendable, Codable, Hashable {
+/// What `GET /v1/customers/{appUserId}/placements/{placementId}` answers, with its JSON made once per catalog load
+/// (`json`: the route's hot path sends it as it is).
+public struct PlacementAnswer: Sendable, Encodable, Hashable {
     public struct ExperimentPart: Sendable, Codable, Hashable {
         public var key: String
         public var variant: String
@@ -62,6 +63,14 @@ public struct PlacementAnswer: Sendable, Codable, Hashable {
     public var paywall: Paywall
     /// Set only while the customer is in a running experiment (then the app records its exposure).
     public var experiment: ExperimentPart?
+    /// This answer as JSON.
+    public var json = Data()
+
+    init(placement: String, paywall: Paywall, experiment: ExperimentPart?) {
+        self.placement = placement
+        self.paywall = paywall
+        self.experiment = experiment
+    }
 
     enum CodingKeys: String, CodingKey { case placement, paywall, experiment }
 
@@ -71,6 +80,15 @@ public struct PlacementAnswer: Sendable, Codable, Hashable {
         try c.encode(paywall, forKey: .paywall)
         try c.encode(experiment, forKey: .experiment)
     }
+
+    /// What identifies an answer without its paywall's content.
+    struct Key: Hashable, Sendable {
+        var placement: String
+        var paywall: String
+        var experiment: ExperimentPart?
+    }
+
+    var key: Key { Key(placement: placement, paywall: paywall.id, experiment: experiment) }
 }
 
 /// What the app posts when it shows an experiment's paywall.

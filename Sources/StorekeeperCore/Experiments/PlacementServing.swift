@@ -32,8 +32,8 @@ public struct PlacementServing: Sendable {
         let catalog = try await catalogs.catalog(app: app.id)
         guard let placement = catalog.placements[placementId] else { throw StorekeeperError.notFound("no placement '\(placementId)'") }
         guard let served = catalog.served[placementId] else {
-            return PlacementAnswer(
-                placement: placementId, paywall: try Self.paywall(placement.defaultPaywall, in: catalog), experiment: nil)
+            return catalog.withJSON(
+                PlacementAnswer(placement: placementId, paywall: try Self.paywall(placement.defaultPaywall, in: catalog), experiment: nil))
         }
         let definition = served.experiment.definition
         // Not running: the control or the winner for everyone, before any stored assignment is looked at.
@@ -121,12 +121,19 @@ public struct PlacementServing: Sendable {
     /// The customer behind the app user id, created when the app asks before anything else happened (the assignment
     /// is stored against it, and survives the customer's later purchases and merges).
     private func customerId(of appUserId: String, app: AppRuntime) async throws -> String {
-        if let known = try await customers.customerId(of: appUserId, app: app) { return known }
-        let now = clock().millisecondsSince1970
-        let created = try await database.writing {
-            try await $0.findOrCreateCustomer(app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now)
+        let cache = customers.cache
+        if let settled = cache.settledCustomerId(app: app.id, appUserId: appUserId) { return settled }
+        let customerId: String
+        if let known = try await customers.customerId(of: appUserId, app: app) {
+            customerId = known
+        } else {
+            let now = clock().millisecondsSince1970
+            customerId = try await database.writing {
+                try await $0.findOrCreateCustomer(app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now)
+            }.id
         }
-        return created.id
+        cache.rememberSettled(app: app.id, appUserId: appUserId, customerId: customerId)
+        return customerId
     }
 
     /// What the server knows (the customer's state, when it was first seen, the storefront of its latest purchase) and
@@ -153,9 +160,10 @@ public struct PlacementServing: Sendable {
     ) throws -> PlacementAnswer {
         let paywall = try served.paywalls[variant] ?? Self.paywall(placement.defaultPaywall, in: catalog)
         let definition = served.experiment.definition
-        return PlacementAnswer(
-            placement: placement.id, paywall: paywall,
-            experiment: inExperiment ? .init(key: definition.key, variant: variant, phase: definition.phase) : nil)
+        return catalog.withJSON(
+            PlacementAnswer(
+                placement: placement.id, paywall: paywall,
+                experiment: inExperiment ? .init(key: definition.key, variant: variant, phase: definition.phase) : nil))
     }
 
     private static func paywall(_ id: String, in catalog: ServingCatalog) throws(StorekeeperError) -> Paywall {

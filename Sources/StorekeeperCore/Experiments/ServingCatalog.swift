@@ -18,6 +18,8 @@ struct ServingCatalog: Sendable {
     var served: [String: Served] = [:]
     /// Every experiment that is not a draft, by key.
     var experiments: [String: ExperimentDefinition] = [:]
+    /// Every answer the placement route can give, as JSON, made once per load.
+    private var encoded: [PlacementAnswer.Key: Data] = [:]
 
     init() {}
 
@@ -50,6 +52,35 @@ struct ServingCatalog: Sendable {
             }
             served[placementId] = Served(experiment: PreparedExperiment(candidate.definition), paywalls: variantPaywalls)
         }
+        var answers: [PlacementAnswer] = []
+        for placement in placements.values {
+            if let paywall = paywalls[placement.defaultPaywall] {
+                answers.append(PlacementAnswer(placement: placement.id, paywall: paywall, experiment: nil))
+            }
+            guard let served = served[placement.id] else { continue }
+            let definition = served.experiment.definition
+            for (variant, paywall) in served.paywalls {
+                answers.append(PlacementAnswer(placement: placement.id, paywall: paywall, experiment: nil))
+                answers.append(
+                    PlacementAnswer(
+                        placement: placement.id, paywall: paywall,
+                        experiment: .init(key: definition.key, variant: variant, phase: definition.phase)))
+            }
+        }
+        for answer in answers { encoded[answer.key] = Self.json(answer) }
+    }
+
+    /// The answer with its JSON.
+    func withJSON(_ answer: PlacementAnswer) -> PlacementAnswer {
+        var answer = answer
+        answer.json = encoded[answer.key] ?? Self.json(answer)
+        return answer
+    }
+
+    static func json(_ answer: PlacementAnswer) -> Data {
+        // An answer is strings, numbers and JSON that decoded: encoding it cannot fail but for a non-finite number in a
+        // paywall's config, which JSON cannot hold (and which decoding never produces).
+        (try? JSONEncoder.sortedKeys.encode(answer)) ?? Data("{}".utf8)
     }
 
     static func definition(_ record: ExperimentRecord) throws(StorekeeperError) -> ExperimentDefinition {
@@ -63,26 +94,33 @@ struct ServingCatalog: Sendable {
 
 /// Each app's ``ServingCatalog``, loaded at most once a second: a change made on this server replaces it at once, and
 /// one made on another server sharing the database is seen within the second (the kill switch's promise).
+/// Each load also reads the app's identity generation for the customer cache's settled names.
 final class ServingCatalogCache: Sendable {
     private let database: StorageDatabase
+    private let customers: CustomerStateCache
     private let freshness = Freshness(.seconds(1))
     private let entries = NIOLockedValueBox<[String: (catalog: ServingCatalog, loadedAt: UInt64)]>([:])
     /// Sticky assignments already read or written: they never change within a phase, so they need no expiry.
     private let assignments = NIOLockedValueBox<[String: String]>([:])
     private let assignmentCapacity = 500_000
 
-    init(database: StorageDatabase) {
+    init(database: StorageDatabase, customers: CustomerStateCache) {
         self.database = database
+        self.customers = customers
     }
 
     func catalog(app appId: String) async throws -> ServingCatalog {
         if let entry = entries.withLockedValue({ $0[appId] }), freshness.isFresh(entry.loadedAt) { return entry.catalog }
         let loadedAt = Freshness.now
-        let (paywalls, placements, experiments) = try await database.reading { session in
-            (try await session.paywalls(app: appId), try await session.placements(app: appId), try await session.experiments(app: appId))
+        let (paywalls, placements, experiments, generation) = try await database.reading { session in
+            (
+                try await session.paywalls(app: appId), try await session.placements(app: appId), try await session.experiments(app: appId),
+                try await session.identityGeneration(app: appId)
+            )
         }
         let catalog = try ServingCatalog(paywalls: paywalls, placements: placements, experiments: experiments)
         entries.withLockedValue { $0[appId] = (catalog, loadedAt) }
+        customers.observeIdentityGeneration(generation, app: appId)
         return catalog
     }
 

@@ -13,17 +13,25 @@ struct MethodNotAllowedMiddleware<Context: RequestContext>: RouterMiddleware {
         table = methodsByPath.map { ($0.template.split(separator: "/"), Set($0.methods)) }
     }
 
-    /// The methods a path takes, nil for a path no template matches.
+    /// The methods a path takes, nil for a path no template matches. Like the router, a literal segment wins over a
+    /// `{…}` one: `/experiments/definitions` takes GET only, though `/experiments/{experimentKey}` also matches it.
     func allowed(_ path: String) -> Set<String>? {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var methods: Set<String>?
+        var best: (literals: Int, methods: Set<String>)?
         for entry in table where entry.segments.count == segments.count {
             let matches = zip(entry.segments, segments).allSatisfy { template, actual in
                 template.hasPrefix("{") ? !actual.isEmpty : template == actual
             }
-            if matches { methods = (methods ?? []).union(entry.methods) }
+            guard matches else { continue }
+            let literals = entry.segments.filter { !$0.hasPrefix("{") }.count
+            if let current = best, current.literals > literals { continue }
+            if let current = best, current.literals == literals {
+                best = (literals, current.methods.union(entry.methods))
+            } else {
+                best = (literals, entry.methods)
+            }
         }
-        return methods
+        return best?.methods
     }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

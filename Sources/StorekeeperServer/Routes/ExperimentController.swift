@@ -122,15 +122,19 @@ struct ExperimentController {
 
     // MARK: what the app asks
 
-    @Sendable func placement(_ request: Request, context: CustomerContext) async throws -> PlacementAnswer {
+    /// The answer's JSON was made when the app's catalog was loaded: sent as it is.
+    @Sendable func placement(_ request: Request, context: CustomerContext) async throws -> Response {
         let parameters = request.uri.queryParameters
         let app = context.caller.app
         let appContext = PlacementServing.AppContext(
             appVersion: parameters.get("appVersion"), storefront: parameters.get("storefront"),
             environment: try app.environment(parameters.get("environment")))
-        return try await core.placements.placement(
+        let answer = try await core.placements.placement(
             try context.parameters.require("placementId"), for: try CustomerController.appUserId(context), caller: context.caller,
             context: appContext)
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: answer.json)))
     }
 
     @Sendable func expose(_ request: Request, context: CustomerContext) async throws -> EditedResponse<ExposureAnswer> {
@@ -172,5 +176,4 @@ extension PlacementView: ResponseEncodable {}
 extension ExperimentView: ResponseEncodable {}
 extension ExperimentResults: ResponseEncodable {}
 extension ExperimentDefinitions: ResponseEncodable {}
-extension PlacementAnswer: ResponseEncodable {}
 extension ExposureAnswer: ResponseEncodable {}
