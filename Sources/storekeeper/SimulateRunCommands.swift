@@ -376,7 +376,12 @@ extension SimulateCommand {
             let session = try SimulationSession(
                 options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
             if let experiment = try split.experiment(seed: options.seed) {
-                let code = try await session.withAPI { try await split.run(experiment, scenario: scenario, session: session) }
+                let code = try await session.withAPI {
+                    // The split test's comparison, then the usual one (customers, metrics) with --verify-with.
+                    let results = try await split.run(experiment, scenario: scenario, session: session)
+                    let customers = try await session.outcome()
+                    return results != 0 ? results : customers
+                }
                 if code != 0 { throw ExitCode(code) }
                 return
             }

@@ -246,6 +246,7 @@ struct ExperimentAPITests {
         }
     }
 
+    /// The results as the API answers them (every test's mirror).
     struct Results: Decodable {
         struct Arm: Decodable {
             var key: String
@@ -253,10 +254,11 @@ struct ExperimentAPITests {
             var trials: Int
             var paid: Int
             var grossUSD: Double
+            var refundsUSD: Double
             var proceedsUSD: Double
         }
-        struct Recommendation: Decodable { var action: String }
         var arms: [Arm]
+        var analysis: AnalysisResult
         var recommendation: Recommendation
     }
 
@@ -292,7 +294,7 @@ struct ExperimentAPITests {
             #expect(results.arms.map(\.exposed) == [3, 3])
             #expect(results.arms.map(\.paid) == [0, 1] && results.arms.map(\.trials) == [0, 1])
             #expect(abs(results.arms[1].grossUSD - 9.99) < 1e-9 && results.arms[1].proceedsUSD > 0 && results.arms[1].proceedsUSD < 9.99)
-            #expect(results.recommendation.action == "keepRunning")
+            #expect(results.recommendation.action == .keepRunning)
             let unbounded = try decode(
                 Results.self,
                 try await client.send(

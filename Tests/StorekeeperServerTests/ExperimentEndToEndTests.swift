@@ -49,19 +49,7 @@ struct ExperimentEndToEndTests {
         var experimentKey: String { String(placement.dropFirst(2)) }
     }
 
-    struct Results: Decodable {
-        struct Arm: Decodable {
-            var key: String
-            var exposed: Int
-            var trials: Int
-            var paid: Int
-            var grossUSD: Double
-            var refundsUSD: Double
-        }
-        var arms: [Arm]
-        var analysis: AnalysisResult
-        var recommendation: Recommendation
-    }
+    typealias Results = ExperimentAPITests.Results
 
     /// Paywalls for two arms, a placement `p-<key>` and a running 50/50 experiment `<key>` on it.
     static func start(_ key: String, client: any TestClientProtocol, harness h: Harness, variants: [String] = ["control", "treatment"])
