@@ -407,3 +407,33 @@ struct ExperimentDashboardTests {
         }
     }
 }
+
+@Suite("Experiments on two servers")
+struct ExperimentTwoServerTests {
+    @Test(
+        "a pause on one server reaches another sharing the database within a second, though it had the experiment cached",
+        arguments: TestDatabase.available)
+    func killSwitch(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        let second = try await Harness.openCore(h.core.database.location, clock: h.clock)
+        try await h.test { client in
+            try await ExperimentAPITests.setUp(client, h)
+            let base = "/v1/apps/\(h.app.appId)"
+            _ = try await client.send(.patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"status": "running"}"#)
+            let caller = try await second.apps.authenticate(bearer: h.app.publicKey)
+            let user = ExperimentAPITests.user(in: "fancy")
+            func ask() async throws -> PlacementAnswer {
+                try await second.placements.placement(
+                    "onboarding", for: user, caller: caller, context: .init(appVersion: nil, storefront: nil, environment: .sandbox))
+            }
+            // The second server loads the catalog and assigns.
+            #expect(try await ask().experiment?.variant == "fancy")
+            _ = try await client.send(.patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"status": "paused"}"#)
+            // Its catalog was loaded less than a second ago: a second later, it must have read the pause.
+            try await Task.sleep(for: .milliseconds(1050))
+            let paused = try await ask()
+            #expect(paused.experiment == nil && paused.paywall.id == "plain")
+        }
+        await second.database.close()
+    }
+}
