@@ -104,9 +104,14 @@ struct IntegrationTests {
                             $0["id"] as? String
                         }) == Set(events.map(\.eventId)))
 
-                // The deliveries say so, and no answer of the API shows a secret.
-                let page = try await client.execute(
-                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/deliveries", method: .get, headers: headers(h.app.secretKey))
+                // The deliveries say so (once the worker has recorded the answers it got: the receiver may see a request
+                // before its outcome is written), and no answer of the API shows a secret.
+                let uri = "/v1/apps/\(h.app.appId)/integrations/\(view.id)/deliveries"
+                try await eventually("every outcome recorded") {
+                    let page = try await client.execute(uri: uri, method: .get, headers: headers(h.app.secretKey))
+                    return try decode(DeliveryPage.self, page).deliveries.allSatisfy { $0.status != "pending" }
+                }
+                let page = try await client.execute(uri: uri, method: .get, headers: headers(h.app.secretKey))
                 let deliveries = try decode(DeliveryPage.self, page).deliveries
                 #expect(deliveries.count == events.count)
                 #expect(deliveries.allSatisfy { $0.status == "delivered" && $0.attempts == 1 && $0.lastStatus == 200 })
