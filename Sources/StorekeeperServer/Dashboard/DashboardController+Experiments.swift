@@ -155,7 +155,7 @@ extension DashboardController {
             return .init(
                 value: money ? DashboardFormat.money(result.value) : Self.percent(result.value, signed: false),
                 lift: result.lift.map { Self.percent($0) } ?? "",
-                interval: result.sequentialCi.map { "\(Self.percent($0[0])) to \(Self.percent($0[1]))" } ?? "",
+                interval: result.sequentialCi.flatMap { $0.count == 2 ? "\(Self.percent($0[0])) to \(Self.percent($0[1]))" : nil } ?? "",
                 pValue: result.pValueAdjusted.map { String(format: "%.3g", $0) } ?? "",
                 chance: result.chanceToBeatControl.map { Self.percent($0, signed: false) } ?? "")
         }
@@ -260,12 +260,6 @@ extension DashboardController {
         }
     }
 
-    static func checkCSRF(_ token: String?, _ context: DashboardContext) throws {
-        guard let session = context.sessions.session, CSRFToken.matches(token, session.csrf) else {
-            throw StorekeeperError.forbidden("the form did not carry this session's token")
-        }
-    }
-
     /// A refusal the form shows beside what was typed (the rest is an error page).
     static func formError(_ error: StorekeeperError) -> String? {
         switch error {
@@ -283,10 +277,10 @@ extension DashboardController {
         DashboardPaths.app(appId) + "/experiments/" + DashboardPaths.pathEscaped(key)
     }
 
+    /// A share as the dashboard writes it; a lift with its sign.
     static func percent(_ value: Double, signed: Bool = true) -> String {
         guard value.isFinite else { return "–" }
-        let text = String(format: "%.1f%%", value * 100)
-        return signed && value >= 0 ? "+" + text : text
+        return (signed && value >= 0 ? "+" : "") + DashboardFormat.percent(value)
     }
 
     static func prettyJSON(_ value: some Encodable) -> String {

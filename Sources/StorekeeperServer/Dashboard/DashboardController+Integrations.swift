@@ -111,9 +111,7 @@ extension DashboardController {
         let (_, app, environment, _) = try await scope(request, context)
         let id = try context.parameters.require("integrationId")
         let form = try await Self.form(ReplayForm.self, request, context)
-        guard let session = context.sessions.session, CSRFToken.matches(form.csrf, session.csrf) else {
-            throw StorekeeperError.forbidden("the replay form did not carry this session's token")
-        }
+        try Self.checkCSRF(form.csrf, context)
         guard let from = form.from.flatMap({ CalendarDay($0) }) else {
             throw StorekeeperError.invalidInput(field: "from", "from is a day, YYYY-MM-DD")
         }

@@ -128,6 +128,13 @@ struct DashboardController {
         return session
     }
 
+    /// A signed-in form's token must be its session's (every form but sign-in's, which answers with a fresh form).
+    static func checkCSRF(_ token: String?, _ context: DashboardContext) throws {
+        guard let session = context.sessions.session, CSRFToken.matches(token, session.csrf) else {
+            throw StorekeeperError.forbidden("the form did not carry this session's token")
+        }
+    }
+
     static func form<Form: Decodable>(_ type: Form.Type, _ request: Request, _ context: DashboardContext) async throws -> Form {
         var request = request
         let body: ByteBuffer
