@@ -267,8 +267,18 @@ struct SimulationSession {
 
     /// GET a path of the server with an API key: the status and the body.
     func fetch(_ path: String, key: String) async throws -> (status: UInt, body: Data) {
-        var request = HTTPClientRequest(url: options.serverBase + path)
+        try await Self.send("GET", options.serverBase + path, key: key)
+    }
+
+    /// A request to the server with an API key (and a JSON body): the status and the body.
+    static func send(_ method: String, _ url: String, key: String, json: Data? = nil) async throws -> (status: UInt, body: Data) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .RAW(value: method)
         request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        if let json {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: json))
+        }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 8 << 20)
         return (response.status.code, Data(body.readableBytesView))

@@ -110,19 +110,17 @@ struct HTTPPlacementAsker: PlacementAsker {
     }
 
     func placement(appUserId: String, at instant: Int64) async throws -> (variant: String, phase: Int)? {
-        let id = appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId
-        let (status, body) = try await send("GET", "/v1/customers/\(id)/placements/\(experiment.placement)?environment=\(environment)")
+        let (status, body) = try await SimulationSession.send(
+            "GET", base + TruthCheck.customerPath(appUserId) + "/placements/\(experiment.placement)?environment=\(environment)", key: key)
         guard status == 200 else { throw ValidationError("placement: HTTP \(status): \(String(decoding: body, as: UTF8.self))") }
         return try JSONDecoder().decode(Answer.self, from: body).experiment.map { ($0.variant, $0.phase) }
     }
 
     func expose(appUserId: String, variant: String, phase: Int, at instant: Int64) async throws {
-        let id = appUserId.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? appUserId
-        let json = String(
-            decoding: try JSONEncoder().encode(
-                ExposureBody(experiment: experiment.key, variant: variant, phase: phase, placement: experiment.placement)),
-            as: UTF8.self)
-        let (status, answer) = try await send("POST", "/v1/customers/\(id)/exposures?environment=\(environment)", body: json)
+        let json = try JSONEncoder().encode(
+            ExposureBody(experiment: experiment.key, variant: variant, phase: phase, placement: experiment.placement))
+        let (status, answer) = try await SimulationSession.send(
+            "POST", base + TruthCheck.customerPath(appUserId) + "/exposures?environment=\(environment)", key: key, json: json)
         guard status == 200 || status == 201 else {
             throw ValidationError("exposure: HTTP \(status): \(String(decoding: answer, as: UTF8.self))")
         }
@@ -133,18 +131,5 @@ struct HTTPPlacementAsker: PlacementAsker {
         var variant: String
         var phase: Int
         var placement: String
-    }
-
-    func send(_ method: String, _ path: String, body: String? = nil) async throws -> (UInt, Data) {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = .RAW(value: method)
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        if let body {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: body))
-        }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
-        let collected = try await response.body.collect(upTo: 1 << 20)
-        return (response.status.code, Data(collected.readableBytesView))
     }
 }
