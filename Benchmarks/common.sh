@@ -1,4 +1,4 @@
-# Shared by server.sh and outbox.sh (sourced): expects $root, $work and $bin.
+# Shared by server.sh, outbox.sh and experiments.sh (sourced): expects $root, $work and $bin.
 
 start_server() {  # $1 database url, $2 log; sets pid and port
     (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
@@ -26,4 +26,17 @@ median_ratio() {  # lines "without <rate>" / "with <rate>" on stdin, $1 label, $
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
             m = (n % 2) ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
             printf "    [%s] ingest time with %s / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, what, m, n, r[1], r[n], sx / n, sw / n }'
+}
+
+summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
+    awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
+         END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
+}
+
+rate_ratio() {  # $1 label, $2 and $3 wrk outputs: "    <label> = <rate of $2 / rate of $3>"
+    python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+rate = lambda text: float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+print(f"    {sys.argv[1]} = {rate(sys.argv[2]) / rate(sys.argv[3]):.2f}")
+PY
 }

@@ -35,10 +35,6 @@ JSON
 . "$root/Benchmarks/common.sh"
 trap '[ -n "${pid:-}" ] && kill "$pid" 2> /dev/null || true' EXIT
 
-summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
-    awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
-         END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
-}
 
 setup_app() {  # $1 database url: an app with two paywalls, a placement and a running 50/50 experiment; sets app_id, secret, public
     local app
@@ -69,11 +65,7 @@ if [[ " $phases " == *" placement "* ]]; then
     plain=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[sqlite] GET /v1/customers/{id}/placements/onboarding (assigned): $(echo "$placements" | summary)"
     echo "[sqlite] GET /ping (plain route): $(echo "$plain" | summary)"
-    python3 - "$placements" "$plain" <<'PY'
-import re, sys
-rate = lambda text: float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-print(f"    placements / plain route = {rate(sys.argv[1]) / rate(sys.argv[2]):.2f}")
-PY
+    rate_ratio "placements / plain route" "$placements" "$plain"
     kill -TERM "$pid"
     wait "$pid" || true
 fi

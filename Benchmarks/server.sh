@@ -39,12 +39,6 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
 JSON
 
-
-summary() {  # wrk output on stdin: requests/s, p50, p99, non-2xx
-    awk '/Requests\/sec/ {rps=$2} /^ +50%/ {p50=$2} /^ +99%/ {p99=$2} /Non-2xx/ {bad=$NF} /requests in/ {total=$1}
-         END {printf "%s req/s, p50 %s, p99 %s, %s requests, non-2xx %s\n", rps, p50, p99, total, (bad == "" ? 0 : bad)}'
-}
-
 . "$root/Benchmarks/common.sh"
 
 ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications; prints wrk's output (run it in a subshell)
@@ -101,11 +95,7 @@ for database in $databases; do
     plain=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[$database] GET /v1/customers/{id}: $(echo "$reads" | summary)"
     echo "[$database] GET /ping (plain route): $(echo "$plain" | summary)"
-    python3 - "$reads" "$plain" <<'PY'
-import re, sys
-rate = lambda text: float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
-print(f"    customer reads / plain route = {rate(sys.argv[1]) / rate(sys.argv[2]):.2f}")
-PY
+    rate_ratio "customer reads / plain route" "$reads" "$plain"
     kill -TERM "$pid"
     wait "$pid" || true
     if [ "$database" = sqlite ]; then
