@@ -32,7 +32,7 @@ public struct PlacementServing: Sendable {
         let catalog = try await catalogs.catalog(app: app.id)
         guard let placement = catalog.placements[placementId] else { throw StorekeeperError.notFound("no placement '\(placementId)'") }
         guard let served = catalog.served[placementId] else {
-            return catalog.withJSON(
+            return try catalog.withJSON(
                 PlacementAnswer(placement: placementId, paywall: try Self.paywall(placement.defaultPaywall, in: catalog), experiment: nil))
         }
         let definition = served.experiment.definition
@@ -160,7 +160,7 @@ public struct PlacementServing: Sendable {
     ) throws -> PlacementAnswer {
         let paywall = try served.paywalls[variant] ?? Self.paywall(placement.defaultPaywall, in: catalog)
         let definition = served.experiment.definition
-        return catalog.withJSON(
+        return try catalog.withJSON(
             PlacementAnswer(
                 placement: placement.id, paywall: paywall,
                 experiment: inExperiment ? .init(key: definition.key, variant: variant, phase: definition.phase) : nil))

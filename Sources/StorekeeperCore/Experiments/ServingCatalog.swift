@@ -67,20 +67,23 @@ struct ServingCatalog: Sendable {
                         experiment: .init(key: definition.key, variant: variant, phase: definition.phase)))
             }
         }
-        for answer in answers { encoded[answer.key] = Self.json(answer) }
+        for answer in answers { encoded[answer.key] = try Self.json(answer) }
     }
 
     /// The answer with its JSON.
-    func withJSON(_ answer: PlacementAnswer) -> PlacementAnswer {
+    func withJSON(_ answer: PlacementAnswer) throws(StorekeeperError) -> PlacementAnswer {
         var answer = answer
-        answer.json = encoded[answer.key] ?? Self.json(answer)
+        if let made = encoded[answer.key] { answer.json = made } else { answer.json = try Self.json(answer) }
         return answer
     }
 
-    static func json(_ answer: PlacementAnswer) -> Data {
-        // An answer is strings, numbers and JSON that decoded: encoding it cannot fail but for a non-finite number in a
-        // paywall's config, which JSON cannot hold (and which decoding never produces).
-        (try? JSONEncoder.sortedKeys.encode(answer)) ?? Data("{}".utf8)
+    /// An answer is strings, numbers and JSON that decoded, so encoding fails only on stored data that is corrupt.
+    static func json(_ answer: PlacementAnswer) throws(StorekeeperError) -> Data {
+        do {
+            return try JSONEncoder.sortedKeys.encode(answer)
+        } catch {
+            throw .internalError("the answer of placement \(answer.placement) does not encode as JSON")
+        }
     }
 
     static func definition(_ record: ExperimentRecord) throws(StorekeeperError) -> ExperimentDefinition {
