@@ -440,7 +440,9 @@ struct TwoServerDeliveryTests {
         let h = try await Harness.make(.postgres)
         h.clock.set(at(75))
         let second = try await Harness.openCore(h.core.database.location, clock: h.clock)
-        let receiver = FakeDestination(delay: .milliseconds(50))
+        // A slow receiver, so that the first server's claims are still being sent when the second one's poll (every
+        // second) comes: at 50 ms, a loaded CI machine let the first server send everything alone.
+        let receiver = FakeDestination(delay: .milliseconds(250))
         try await receiver.serve { url in
             // The second server: its delivery worker polls the shared outbox.
             let other = Task { try await Harness.application(second).runService(gracefulShutdownSignals: []) }
