@@ -5,6 +5,7 @@ let package = Package(
     name: "storekeeper",
     platforms: [.macOS(.v15)],
     products: [
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStore", targets: ["AppStore"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "Entitlements", targets: ["Entitlements"]),
@@ -37,9 +38,12 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
     ],
     targets: [
+        // Apple's payload models, enumerations, `Timestamp` and their decoding: Foundation only, so that apps link it.
+        .target(name: "AppStoreModels"),
         .target(
             name: "AppStore",
             dependencies: [
+                "AppStoreModels",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -74,7 +78,7 @@ let package = Package(
             ]
         ),
         // Pure: the App Store models in, states and events out. No I/O, no clock.
-        .target(name: "Entitlements", dependencies: ["AppStore"]),
+        .target(name: "Entitlements", dependencies: ["AppStoreModels"]),
         .target(name: "Experiments"),
         // Facts, derived state and events on SQLKit: one code path for SQLite (the default) and PostgreSQL.
         .target(

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 import Foundation
 
 /// A total order on facts that depends only on their content, so that merging versions and breaking ties gives the

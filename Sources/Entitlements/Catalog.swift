@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// A catalog that cannot be used: a duplicate product, a subscription without a group, a pass without a duration.
 public struct CatalogError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// The three customer states of WWDC22's proactive in-app purchase restore.
 public enum CustomerStatus: String, Codable, Hashable, Sendable {

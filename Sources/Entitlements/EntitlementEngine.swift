@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// The engine: the facts of one customer, the catalog and `now` in; the customer's state and subscription events out.
 ///

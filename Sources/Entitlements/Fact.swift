@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// One thing known about a customer, exactly as the App Store signed it.
 ///

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// One purchase (one transaction id) after its versions were merged, with everything the engine reads resolved once.
 ///

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// One purchase as the engine resolved it: the versions of one transaction merged, its kind and group from the
 /// catalog, and the instant it stopped granting (a refund, a revocation, an upgrade). What the money ledger is made of.

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// What happened to a customer's purchases, derived from the facts. See `docs/events.md` for where each comes from.
 public enum SubscriptionEventType: String, Codable, Hashable, Sendable, CaseIterable {

@@ -1,4 +1,4 @@
-import AppStore
+import AppStoreModels
 
 /// One event as a rule derives it, before the log gives it its id (type, environment, chain and anchor).
 struct EventDraft {

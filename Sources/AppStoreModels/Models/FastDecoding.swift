@@ -4,7 +4,7 @@
 /// their own `Decodable` conformances costs a nested decoder and a coding-path node per field, which made up half
 /// of a transaction's decoding time; the results are the same.
 extension KeyedDecodingContainer {
-    func timestamp(_ key: Key) throws -> Timestamp? {
+    package func timestamp(_ key: Key) throws -> Timestamp? {
         guard let value = try decodeIfPresent(Double.self, forKey: key) else { return nil }
         guard value.isFinite, abs(value) < Timestamp.limit else {
             throw DecodingError.dataCorruptedError(
@@ -13,11 +13,11 @@ extension KeyedDecodingContainer {
         return Timestamp(millisecondsSince1970: Int64(value.rounded()))
     }
 
-    func apple<E: AppleEnum>(_ key: Key) throws -> E? where E.RawValue == String {
+    package func apple<E: AppleEnum>(_ key: Key) throws -> E? where E.RawValue == String {
         try decodeIfPresent(String.self, forKey: key).map(E.init(rawValue:))
     }
 
-    func apple<E: AppleEnum>(_ key: Key) throws -> E? where E.RawValue == Int32 {
+    package func apple<E: AppleEnum>(_ key: Key) throws -> E? where E.RawValue == Int32 {
         try decodeIfPresent(Int32.self, forKey: key).map(E.init(rawValue:))
     }
 }

@@ -67,7 +67,7 @@ public enum VerifiedPayload: Sendable, Hashable, Encodable {
     case renewalInfo(JWSRenewalInfoDecodedPayload)
     case appTransaction(AppTransaction)
 
-    enum Kind {
+    package enum Kind {
         case notification, transaction, renewalInfo, appTransaction
     }
 
