@@ -356,5 +356,16 @@ public enum Schema {
                 .run()
             try await db.create(index: "experiment_exposures_customer").on("experiment_exposures").column("customer_id").run()
         },
+        // The appAccountToken the server gives each app user id (a UUID for StoreKit's purchase option), so that a
+        // notification that carries it finds the app user id even before the app posted the purchase.
+        Migration(version: 8, name: "account tokens") { db in
+            try await db.create(table: "account_tokens")
+                .column("app_id", type: .text, .notNull)
+                .column("token", type: .text, .notNull)
+                .column("app_user_id", type: .text, .notNull)
+                .column("created_at", type: .bigint, .notNull)
+                .primaryKey("app_id", "token")
+                .run()
+        },
     ]
 }

@@ -13,6 +13,8 @@ public struct StorekeeperCore: Sendable {
     public let notifications: NotificationIngestion
     public let purchases: PurchaseLinking
     public let customers: CustomerReads
+    /// The appAccountToken of every app user id (StoreKit's purchase option), registered as it is answered.
+    public let accountTokens: AccountTokens
     public let administration: AppAdministration
     public let reconciler: Reconciler
     public let analytics: AppAnalytics
@@ -88,6 +90,7 @@ public struct StorekeeperCore: Sendable {
             database: database, recomputer: recomputer, cache: cache, metrics: metrics, clock: clock, appleAPI: apple)
         let customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
         self.customers = customers
+        self.accountTokens = AccountTokens(database: database, clock: clock)
         self.administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,

@@ -277,6 +277,13 @@ public struct StoreModel: Sendable {
         customerNames.append(name)
     }
 
+    /// Sets the appAccountToken the app passes with the customer's next purchases (an SDK's customer token), or
+    /// none.
+    public mutating func setAppAccountToken(_ name: String, _ token: String?) throws(StoreError) {
+        guard customers[name] != nil else { throw StoreError("unknown customer '\(name)'") }
+        customers[name]?.token = token?.lowercased()
+    }
+
     /// The app user id the server knows the customer by: its appAccountToken (lower case), or for a family member
     /// without one, the name the server gives customers it cannot name (`$anonymous:<originalTransactionId>`).
     public func appUserId(of name: String) -> String? {

@@ -3,9 +3,10 @@ import Storage
 
 /// Which customer a notification's transaction belongs to.
 enum NotificationOwner {
-    /// By appAccountToken (as a lower-case app user id), then by the original transaction's owner; failing both, a
-    /// new customer named by the token, or an anonymous one named `$anonymous:<originalTransactionId>` that the app's
-    /// post of the transaction merges later. Runs inside the caller's transaction.
+    /// By appAccountToken (the app user id the server gave that token to, or the token as a lower-case app user id),
+    /// then by the original transaction's owner; failing both, a new customer named by the token, or an anonymous one
+    /// named `$anonymous:<originalTransactionId>` that the app's post of the transaction merges later. Runs inside
+    /// the caller's transaction.
     static func resolve(
         _ session: StorageSession, app: AppRuntime, appAccountToken: String?, originalTransactionId: String, now: Int64
     ) async throws -> String {
@@ -14,7 +15,15 @@ enum NotificationOwner {
         if let ownerRecord, !ownerRecord.anonymous { return ownerRecord.id }
         let owner = ownerRecord?.id
         if let token = appAccountToken?.lowercased(), !token.isEmpty {
-            if let named = try await session.customer(app: app.id, appUserId: token) {
+            // The SDK's token of a non-UUID app user id names that app user id, whose customer may not exist yet.
+            let named: CustomerRecord?
+            if let registered = try await session.appUserId(app: app.id, accountToken: token) {
+                named = try await session.findOrCreateCustomer(
+                    app: app.id, appUserId: registered, anonymous: false, newId: CustomerIds.new(), at: now)
+            } else {
+                named = try await session.customer(app: app.id, appUserId: token)
+            }
+            if let named {
                 guard let owner else {
                     return try await session.link(app: app.id, originalTransactionId: originalTransactionId, customer: named.id, at: now)
                 }

@@ -18,6 +18,8 @@ public struct LinkedPurchase: Sendable {
     public var customerId: String
     /// The environment the purchase is from, when it is one of the app's.
     public var environment: Environment?
+    /// Whether linking moved purchases from another named customer (the app's `transfer` policy).
+    public var transferred: Bool
 }
 
 /// Links what the app posts to its customers: verified purchases (merging anonymous owners, transferring by the app's
@@ -60,7 +62,9 @@ public struct PurchaseLinking: Sendable {
         linked.recomputed.forEach(recomputer.committed)
         if linked.merged { cache.forgetCustomerIds(app: app.id) }
         let environment = transactions.first.map { Environment(rawValue: $0.environment) }
-        return LinkedPurchase(customerId: linked.customerId, environment: environment.flatMap { app.accepts($0) ? $0 : nil })
+        return LinkedPurchase(
+            customerId: linked.customerId, environment: environment.flatMap { app.accepts($0) ? $0 : nil },
+            transferred: !linked.previousOwners.isEmpty)
     }
 
     /// What linking did inside the transaction.

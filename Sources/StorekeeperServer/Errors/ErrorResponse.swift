@@ -7,7 +7,7 @@ import Storage
 import StorekeeperCore
 
 /// Every error the API answers with: a stable `code` for programs, a `message` for people, the field at fault when
-/// there is one, and the HTTP status. The body is always `{"error": {"code", "message"[, "field"]}}`.
+/// there is one, and the HTTP status. The body is always `{"error": {"code", "message"[, "field"], "permanent"}}`.
 ///
 /// Statuses are decided here and nowhere else: `init(_:)` maps the domain's errors and Hummingbird's own.
 public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringConvertible {
@@ -110,11 +110,23 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
         }
     }
 
+    /// Whether sending the same request again can never succeed: the input itself is refused (400, 409, 413, and 403
+    /// for signed data made for another app or environment). Authentication, a missing app, rate limits and server
+    /// errors are not permanent: the SDK keeps a purchase queued through them, and finishes it after a permanent one.
+    var permanent: Bool {
+        switch status.code {
+        case 400, 409, 413, 422: true
+        case 403: code != "forbidden"
+        default: false
+        }
+    }
+
     struct Body: Encodable {
         struct Detail: Encodable {
             var code: String
             var message: String
             var field: String?
+            var permanent: Bool
         }
         var error: Detail
     }
@@ -122,7 +134,7 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var fields = headers
         fields[.contentType] = "application/json; charset=utf-8"
-        let body = Body(error: .init(code: code, message: message, field: field))
+        let body = Body(error: .init(code: code, message: message, field: field, permanent: permanent))
         let data = (try? JSONEncoder.sortedKeys.encode(body)) ?? Data()
         return Response(status: status, headers: fields, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -112,6 +112,10 @@ extension OpenAPIDocument {
                     "message": .string(description: "For people."),
                     "field": .string(
                         required: false, description: "The input at fault (a body field, a query parameter, the app user id), when one is."),
+                    "permanent": .boolean(
+                        required: false,
+                        description:
+                            "The same request can never succeed (the input is refused): an SDK drops or finishes it rather than retrying."),
                 ])
         ])
 
@@ -126,8 +130,16 @@ extension OpenAPIDocument {
     static let customerSchema = JSONSchema.object(
         properties: [
             "appUserId": .string,
+            "appId": .string,
+            "appAccountToken": .string(
+                format: .other("uuid"),
+                description:
+                    "The UUID to pass as StoreKit's appAccountToken purchase option: Apple's notifications carrying it find this customer."
+            ),
             "environment": .string,
             "requestDate": .integer(description: "Server time, epoch ms: clients must not trust the device clock."),
+            "transferred": .boolean(
+                required: false, description: "After a post: purchases moved here from another customer (the app's transfer policy)."),
             "state": .string(allowedValues: "new", "active", "inactive"),
             "billingIssue": .boolean,
             "entitlements": .object(additionalProperties: .b(ref("Access"))),

@@ -96,6 +96,11 @@ extension OpenAPIDocument {
                     parameters: [parameter("AppId")],
                     requestBody: body(ref("Catalog")),
                     responses: merged([200: json("The catalog.", ref("Catalog"))], errors(400, 413), adminErrors))),
+            "/v1/apps/{appId}/catalog": .init(
+                get: .init(
+                    summary: "The product catalog, for the SDK's offline entitlements (public or secret key of the app).",
+                    parameters: [parameter("AppId")],
+                    responses: merged([200: json("The catalog.", ref("Catalog"))], adminErrors))),
             "/v1/apps/{appId}/entitlements": .init(
                 get: .init(
                     summary: "The entitlements and the products that grant each (secret key).",

@@ -5,14 +5,20 @@ import Hummingbird
 import NIOCore
 import StorekeeperCore
 
-/// A customer's state as the customer API answers: the state's JSON with `appUserId`, `environment` and `requestDate`
-/// (server time) in front, an ETag of the state, and a Cache-Control that never outlives `nextChangeAt`. The stored
-/// JSON is sent as it is, never decoded and encoded again.
+/// A customer's state as the customer API answers: the state's JSON with `appUserId`, `appId`, `appAccountToken`,
+/// `environment` and `requestDate` (server time) in front (and `transferred` after a post that moved purchases from
+/// another customer), an ETag of the state, and a Cache-Control that never outlives `nextChangeAt`. The stored JSON is
+/// sent as it is, never decoded and encoded again.
 struct StateResponse {
     var snapshot: StateSnapshot
     var appUserId: String
+    var appId: String
+    /// The UUID the SDK gives StoreKit's purchase option for this app user id.
+    var appAccountToken: String
     var environment: AppStore.Environment
     var requestDate: Int64
+    /// Whether the post moved purchases from another named customer (the app's `transfer` policy).
+    var transferred: Bool? = nil
 
     func response(to request: Request) -> Response {
         var maxAge: Int64 = 60
@@ -32,7 +38,11 @@ struct StateResponse {
         body.reserveCapacity(snapshot.json.count + 128)
         body += Array("{\"appUserId\":".utf8)
         body += (try? JSONEncoder.sortedKeys.encode(appUserId)).map(Array.init) ?? Array("\"\"".utf8)
+        body += Array(",\"appId\":".utf8)
+        body += (try? JSONEncoder.sortedKeys.encode(appId)).map(Array.init) ?? Array("\"\"".utf8)
+        body += Array(",\"appAccountToken\":\"\(appAccountToken)\"".utf8)
         body += Array(",\"environment\":\"\(environment.rawValue)\",\"requestDate\":\(requestDate)".utf8)
+        if let transferred { body += Array(",\"transferred\":\(transferred)".utf8) }
         if snapshot.json.count > 2 {
             body.append(UInt8(ascii: ","))
             body += snapshot.json.dropFirst()

@@ -33,6 +33,20 @@ struct AppAdminController {
         return updated.view(appId: context.app.id)
     }
 
+    /// Under `/v1/apps/{appId}`, with any key of that app: what the SDK needs to compute entitlements offline.
+    var publicRoutes: RouteCollection<CustomerContext> {
+        let routes = RouteCollection(context: CustomerContext.self)
+        routes.get("catalog", use: publicCatalog)
+        return routes
+    }
+
+    /// The app's catalog (products, groups, entitlements), as `GET products` answers it to secret keys.
+    @Sendable func publicCatalog(_ request: Request, context: CustomerContext) async throws -> Catalog {
+        let app = context.caller.app
+        if let appId = context.parameters.get("appId"), appId != app.id { throw StorekeeperError.appNotFound(appId: appId) }
+        return app.config.catalog
+    }
+
     @Sendable func getProducts(_ request: Request, context: AdminContext) async throws -> Catalog {
         context.app.config.catalog
     }

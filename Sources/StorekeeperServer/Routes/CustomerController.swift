@@ -29,8 +29,11 @@ struct CustomerController {
         let appUserId = try Self.appUserId(context)
         let environment = try context.caller.app.environment(request.uri.queryParameters.get("environment"))
         let read = try await core.customers.state(of: appUserId, caller: context.caller, environment: environment)
-        return StateResponse(snapshot: read.snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
-            .response(to: request)
+        return StateResponse(
+            snapshot: read.snapshot, appUserId: appUserId, appId: context.caller.app.id,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: context.caller.app.id), environment: environment,
+            requestDate: core.now
+        ).response(to: request)
     }
 
     @Sendable func postTransaction(_ request: Request, context: CustomerContext) async throws -> Response {
@@ -43,8 +46,11 @@ struct CustomerController {
         // Without ?environment=, the answer is for the environment the purchase came from.
         if requested == nil, let purchaseEnvironment = linked.environment { environment = purchaseEnvironment }
         let snapshot = try await core.customers.state(customerId: linked.customerId, app: app, environment: environment)
-        return StateResponse(snapshot: snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
-            .response(to: request)
+        return StateResponse(
+            snapshot: snapshot, appUserId: appUserId, appId: app.id,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), environment: environment,
+            requestDate: core.now, transferred: linked.transferred
+        ).response(to: request)
     }
 
     struct AliasBody: Decodable { var alias: String }
@@ -56,8 +62,11 @@ struct CustomerController {
         let body = try await request.decode(as: AliasBody.self, context: context)
         let customerId = try await core.purchases.alias(body.alias, of: appUserId, caller: context.caller)
         let snapshot = try await core.customers.state(customerId: customerId, app: app, environment: environment)
-        return StateResponse(snapshot: snapshot, appUserId: appUserId, environment: environment, requestDate: core.now)
-            .response(to: request)
+        return StateResponse(
+            snapshot: snapshot, appUserId: appUserId, appId: app.id,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), environment: environment,
+            requestDate: core.now
+        ).response(to: request)
     }
 
     @Sendable func customerEvents(_ request: Request, context: AdminContext) async throws -> EventPage {
