@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "Analytics", targets: ["Analytics"]),
         .library(name: "Experiments", targets: ["Experiments"]),
         .library(name: "Integrations", targets: ["Integrations"]),
+        .library(name: "StorekeeperSDK", targets: ["StorekeeperSDK"]),
+        .library(name: "StorekeeperStoreKit", targets: ["StorekeeperStoreKit"]),
+        .library(name: "StorekeeperSDKTesting", targets: ["StorekeeperSDKTesting"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
     dependencies: [
@@ -80,6 +83,13 @@ let package = Package(
         // Pure: the App Store models in, states and events out. No I/O, no clock.
         .target(name: "Entitlements", dependencies: ["AppStoreModels"]),
         .target(name: "Experiments"),
+        // The SDK apps embed: Foundation, Apple's models and the server's own engines (entitlements, assignment); no
+        // crypto, no server packages.
+        .target(name: "StorekeeperSDK", dependencies: ["AppStoreModels", "Entitlements", "Experiments"]),
+        // The StoreKit 2 adapter: every file is `#if canImport(StoreKit)`, so it is empty on Linux.
+        .target(name: "StorekeeperStoreKit", dependencies: ["StorekeeperSDK"]),
+        // A store for tests: the App Store simulator behind the SDK's StoreClient, signing real transactions.
+        .target(name: "StorekeeperSDKTesting", dependencies: ["StorekeeperSDK", "AppStoreSimulator", "AppStore", "Entitlements"]),
         // Facts, derived state and events on SQLKit: one code path for SQLite (the default) and PostgreSQL.
         .target(
             name: "Storage",
@@ -272,6 +282,16 @@ let package = Package(
             name: "ExperimentsTests",
             dependencies: ["Experiments", "storekeeper", "TestSupport"],
             resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
+            name: "StorekeeperSDKTests",
+            dependencies: [
+                "StorekeeperSDK", "StorekeeperSDKTesting", "StorekeeperCore", "StorekeeperServer", "Storage", "AppStore",
+                "AppStoreSimulator", "Entitlements", "Experiments", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "IntegrationsTests",

@@ -1,0 +1,168 @@
+import Entitlements
+import Experiments
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// How requests leave the SDK: URLSession by default; tests wrap it to take the server away.
+public protocol HTTPTransport: Sendable {
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
+}
+
+/// URLSession, with FoundationNetworking's on Linux.
+public struct URLSessionTransport: HTTPTransport {
+    let session: URLSession
+
+    public init(session: URLSession = .shared) {
+        self.session = session
+    }
+
+    public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let (data, response) = try await session.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        return (data, http)
+    }
+}
+
+/// The server's customer API, as the app's public key may call it. Errors are `StorekeeperError`s.
+struct APIClient: Sendable {
+    let configuration: Storekeeper.Configuration
+    let transport: any HTTPTransport
+
+    static let decoder = JSONDecoder()
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+
+    /// A customer read: new info, or the cached one still current (304).
+    enum Fetched: Sendable {
+        case info(CustomerInfo, etag: String?)
+        case notModified
+    }
+
+    func customer(_ appUserId: String, etag: String?) async throws(StorekeeperError) -> Fetched {
+        var request = request("GET", "v1/customers", appUserId)
+        if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
+        let (data, response) = try await send(request)
+        if response.statusCode == 304 { return .notModified }
+        return .info(try decode(CustomerInfo.self, data), etag: response.value(forHTTPHeaderField: "ETag"))
+    }
+
+    struct PostedTransaction: Encodable { var signedTransaction: String }
+
+    /// Posts a signed transaction; the idempotency key is the same on every retry of one purchase.
+    func post(transaction jws: String, for appUserId: String, idempotencyKey: String) async throws(StorekeeperError) -> CustomerInfo {
+        var request = request("POST", "v1/customers", appUserId, "transactions")
+        request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
+        request.httpBody = try encode(PostedTransaction(signedTransaction: jws))
+        return try decode(CustomerInfo.self, try await send(request).0)
+    }
+
+    struct AliasBody: Encodable { var alias: String }
+
+    /// Makes `alias` (the anonymous id) a name of `appUserId`'s customer, merging its purchases.
+    func alias(_ alias: String, of appUserId: String) async throws(StorekeeperError) -> CustomerInfo {
+        var request = request("POST", "v1/customers", appUserId, "alias")
+        request.httpBody = try encode(AliasBody(alias: alias))
+        return try decode(CustomerInfo.self, try await send(request).0)
+    }
+
+    func catalog(app appId: String) async throws(StorekeeperError) -> Catalog {
+        try decode(Catalog.self, try await send(request("GET", "v1/apps", appId, "catalog")).0)
+    }
+
+    func definitions(app appId: String) async throws(StorekeeperError) -> ExperimentDefinitionSet {
+        try decode(ExperimentDefinitionSet.self, try await send(request("GET", "v1/apps", appId, "experiments", "definitions")).0)
+    }
+
+    func placement(_ placementId: String, for appUserId: String) async throws(StorekeeperError) -> Placement {
+        try decode(Placement.self, try await send(request("GET", "v1/customers", appUserId, "placements", placementId)).0)
+    }
+
+    struct ExposureBody: Encodable {
+        var experiment: String
+        var variant: String
+        var phase: Int
+        var placement: String
+    }
+
+    func expose(_ exposure: ExposureBody, for appUserId: String) async throws(StorekeeperError) {
+        var request = request("POST", "v1/customers", appUserId, "exposures")
+        request.httpBody = try encode(exposure)
+        _ = try await send(request)
+    }
+
+    // MARK: plumbing
+
+    /// A request to `baseURL` + the segments, each percent-encoded as one path segment.
+    private func request(_ method: String, _ prefix: String, _ segments: String...) -> URLRequest {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "/?#")
+        let path = segments.map { $0.addingPercentEncoding(withAllowedCharacters: allowed) ?? $0 }.joined(separator: "/")
+        let base =
+            configuration.baseURL.absoluteString.hasSuffix("/")
+            ? configuration.baseURL.absoluteString : configuration.baseURL.absoluteString + "/"
+        // The base and the encoded segments always make a URL; the fallback only keeps this total.
+        let url = URL(string: base + prefix + "/" + path) ?? configuration.baseURL
+        var request = URLRequest(url: url, timeoutInterval: Double(configuration.requestTimeout.components.seconds))
+        request.httpMethod = method
+        request.setValue("Bearer \(configuration.apiKey)", forHTTPHeaderField: "Authorization")
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        if method != "GET" { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        return request
+    }
+
+    struct ErrorBody: Decodable {
+        struct Detail: Decodable {
+            var code: String
+            var message: String
+            var permanent: Bool?
+        }
+        var error: Detail
+    }
+
+    /// Sends; a 2xx or 304 answer is returned, anything else becomes the error it is.
+    private func send(_ request: URLRequest) async throws(StorekeeperError) -> (Data, HTTPURLResponse) {
+        let data: Data
+        let response: HTTPURLResponse
+        do {
+            (data, response) = try await transport.send(request)
+        } catch {
+            throw .network("\(request.httpMethod ?? "") \(request.url?.path ?? ""): \(error.localizedDescription)")
+        }
+        let status = response.statusCode
+        if (200..<300).contains(status) || status == 304 { return (data, response) }
+        let body = try? Self.decoder.decode(ErrorBody.self, from: data)
+        let code = body?.error.code ?? "http_\(status)"
+        let message = body?.error.message ?? HTTPURLResponse.localizedString(forStatusCode: status)
+        switch (status, code) {
+        case (401, _), (403, "forbidden"): throw .invalidKey(message)
+        case (409, "transaction_owned"): throw .conflict(message)
+        default:
+            if status == 429 || status == 503, let after = response.value(forHTTPHeaderField: "Retry-After").flatMap(Int.init) {
+                throw .throttled(retryAfter: max(0, after), message: message)
+            }
+            throw .server(status: status, code: code, message: message, permanent: body?.error.permanent ?? false)
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data) throws(StorekeeperError) -> T {
+        do {
+            return try Self.decoder.decode(type, from: data)
+        } catch {
+            throw .server(status: 200, code: "unreadable_answer", message: "the answer is not a \(T.self): \(error)", permanent: false)
+        }
+    }
+
+    private func encode(_ value: some Encodable) throws(StorekeeperError) -> Data {
+        do {
+            return try Self.encoder.encode(value)
+        } catch {
+            throw .unavailable("the request could not be encoded: \(error)")
+        }
+    }
+}

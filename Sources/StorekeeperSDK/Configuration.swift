@@ -1,0 +1,37 @@
+import Entitlements
+import Foundation
+
+extension Storekeeper {
+    /// How the SDK reaches its server and where it keeps what must survive a relaunch.
+    public struct Configuration: Sendable {
+        /// The app's public key (`pk_…`).
+        public var apiKey: String
+        /// The Storekeeper server, e.g. `https://subscriptions.example.com`.
+        public var baseURL: URL
+        /// The signed-in user's id; nil: an anonymous `$device:<UUID>` id, kept across launches.
+        public var appUserId: String?
+        /// Where identity, cached customer info, the purchase queue and split-test groups are kept; nil: files in the
+        /// application-support directory (Apple platforms put identity in the Keychain with `KeychainStorage`).
+        public var storage: (any KeyValueStorage)?
+        /// A catalog shipped with the app, for offline entitlements before the server's was ever fetched.
+        public var bundledCatalog: Catalog?
+        /// Cached customer info older than this is fetched again (in the foreground).
+        public var staleAfter: Duration = .seconds(300)
+        /// The first retry of a purchase post that failed for a reason that can pass (doubling up to `maxRetryDelay`).
+        public var retryDelay: Duration = .seconds(1)
+        public var maxRetryDelay: Duration = .seconds(300)
+        /// How long one request may take.
+        public var requestTimeout: Duration = .seconds(30)
+        /// How the SDK sends its requests; nil: URLSession.
+        public var transport: (any HTTPTransport)?
+        public var clock: SDKClock = .system
+        /// Where the SDK's messages go (a group the split test's enum does not know, a purchase kept for a retry …).
+        public var log: @Sendable (String) -> Void = { _ in }
+
+        public init(apiKey: String, baseURL: URL, appUserId: String? = nil) {
+            self.apiKey = apiKey
+            self.baseURL = baseURL
+            self.appUserId = appUserId
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import AppStoreModels
+import Entitlements
+import Foundation
+
+/// What the app knows about its customer: the server's answer (or, offline, the device's own computation with the same
+/// engine), and the server time it is true at.
+public struct CustomerInfo: Sendable, Codable {
+    /// Who computed it.
+    public enum Source: String, Sendable, Codable {
+        /// The Storekeeper server.
+        case server
+        /// This device, from the signed transactions it holds, because the server could not be reached. Never cached,
+        /// and replaced by the server's answer as soon as one arrives.
+        case device
+    }
+
+    public var appUserId: String
+    public var appId: String?
+    /// The UUID the SDK passes to StoreKit as the purchase's `appAccountToken`, so that Apple's notifications about the
+    /// purchase reach this customer on the server.
+    public var appAccountToken: UUID?
+    public var environment: String
+    /// The server's time when it answered, in milliseconds since 1970.
+    public var requestDate: Int64
+    /// After a post or a restore: purchases moved to this customer from another one.
+    public var transferred: Bool
+    public var source: Source
+    /// The entitlement engine's state: `state` (new / active / inactive), entitlements, products, subscriptions …
+    public var state: CustomerState
+
+    /// When the answer arrived, on the SDK's monotonic clock (not encoded: a relaunch restarts it).
+    var receivedAt: Duration = .zero
+    /// The monotonic clock `receivedAt` is on.
+    var monotonic: (@Sendable () -> Duration)?
+
+    /// The server's time now: `requestDate` advanced by the monotonic time since the answer arrived. The device's wall
+    /// clock, which the user can set, is never read.
+    public var now: Date {
+        Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000)
+    }
+
+    var nowMilliseconds: Int64 {
+        guard let monotonic else { return requestDate }
+        return requestDate + max(0, (monotonic() - receivedAt).milliseconds)
+    }
+
+    /// Whether the entitlement is active now: the server said so, and it has not expired since (by server time).
+    public func isActive(_ entitlement: String) -> Bool {
+        guard let access = state.entitlements[entitlement] else { return false }
+        return Self.grants(access, at: nowMilliseconds)
+    }
+
+    /// Whether the product gives access now (a subscription's or a non-consumable's).
+    public func isActive(product productId: String) -> Bool {
+        guard let access = state.products[productId] else { return false }
+        return Self.grants(access, at: nowMilliseconds)
+    }
+
+    /// The entitlements active now.
+    public var activeEntitlements: Set<String> {
+        let now = nowMilliseconds
+        return Set(state.entitlements.filter { Self.grants($0.value, at: now) }.keys)
+    }
+
+    /// Access the server granted holds until its expiry; a grace period is in `expiresDate` already.
+    static func grants(_ access: AccessState, at now: Int64) -> Bool {
+        guard access.active else { return false }
+        guard let expires = access.expiresDate else { return true }
+        return now < expires.millisecondsSince1970
+    }
+
+    /// Whether the customer is entitled to an introductory offer in the subscription group.
+    public func isEligibleForIntroOffer(group: String) -> Bool {
+        state.introEligibility[group]?.eligible ?? true
+    }
+
+    /// The same customer, entitlements and source: what `customerInfoUpdates` compares (times do not count).
+    func sameContent(as other: CustomerInfo) -> Bool {
+        appUserId == other.appUserId && source == other.source && state == other.state
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case appUserId, appId, appAccountToken, environment, requestDate, transferred, source
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        appUserId = try c.decode(String.self, forKey: .appUserId)
+        appId = try c.decodeIfPresent(String.self, forKey: .appId)
+        appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken).flatMap(UUID.init(uuidString:))
+        environment = try c.decode(String.self, forKey: .environment)
+        requestDate = try c.decode(Int64.self, forKey: .requestDate)
+        transferred = try c.decodeIfPresent(Bool.self, forKey: .transferred) ?? false
+        source = try c.decodeIfPresent(Source.self, forKey: .source) ?? .server
+        // The server writes the engine's state beside these fields, in the same object.
+        state = try CustomerState(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try state.encode(to: encoder)
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(appUserId, forKey: .appUserId)
+        try c.encodeIfPresent(appId, forKey: .appId)
+        try c.encodeIfPresent(appAccountToken?.uuidString.lowercased(), forKey: .appAccountToken)
+        try c.encode(environment, forKey: .environment)
+        try c.encode(requestDate, forKey: .requestDate)
+        try c.encode(transferred, forKey: .transferred)
+        try c.encode(source, forKey: .source)
+    }
+
+    init(
+        appUserId: String, appId: String?, appAccountToken: UUID?, environment: String, requestDate: Int64, source: Source,
+        state: CustomerState
+    ) {
+        self.appUserId = appUserId
+        self.appId = appId
+        self.appAccountToken = appAccountToken
+        self.environment = environment
+        self.requestDate = requestDate
+        self.transferred = false
+        self.source = source
+        self.state = state
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A signed transaction as the store hands it to the app.
+public struct StoreTransaction: Sendable, Hashable, Codable {
+    public var id: String
+    public var originalId: String
+    public var productId: String
+    /// StoreKit 2's `jwsRepresentation`: what the server verifies.
+    public var jwsRepresentation: String
+
+    public init(id: String, originalId: String, productId: String, jwsRepresentation: String) {
+        self.id = id
+        self.originalId = originalId
+        self.productId = productId
+        self.jwsRepresentation = jwsRepresentation
+    }
+}
+
+/// What a purchase came to in the store.
+public enum StorePurchaseOutcome: Sendable, Hashable {
+    case purchased(StoreTransaction)
+    case userCancelled
+    /// Waiting for approval (Ask to Buy) or a payment step; the transaction arrives later through the updates.
+    case pending
+}
+
+/// A promotional offer's signature, as the server signs it for the app.
+public struct PromotionalOfferSignature: Sendable, Hashable, Codable {
+    public var offerId: String
+    public var keyIdentifier: String
+    public var nonce: UUID
+    public var timestamp: Int64
+    public var signature: String
+
+    public init(offerId: String, keyIdentifier: String, nonce: UUID, timestamp: Int64, signature: String) {
+        self.offerId = offerId
+        self.keyIdentifier = keyIdentifier
+        self.nonce = nonce
+        self.timestamp = timestamp
+        self.signature = signature
+    }
+}
+
+/// The store as the SDK sees it: StoreKit 2 in apps (`StorekeeperStoreKit`), the App Store simulator in tests
+/// (`StorekeeperSDKTesting`).
+public protocol StoreClient: Sendable {
+    /// Transactions that arrive while the app runs: renewals, purchases made elsewhere, approvals (`Transaction.updates`).
+    func transactionUpdates() -> AsyncStream<StoreTransaction>
+    /// Transactions not finished yet (`Transaction.unfinished`).
+    func unfinishedTransactions() async -> [StoreTransaction]
+    /// The latest transaction of every product the customer has now (`Transaction.currentEntitlements`).
+    func currentEntitlements() async -> [StoreTransaction]
+    func purchase(
+        productId: String, appAccountToken: UUID?, promotionalOffer: PromotionalOfferSignature?
+    ) async throws(StorekeeperError) -> StorePurchaseOutcome
+    /// Tells the store the purchase was delivered (`Transaction.finish()`).
+    func finish(_ transaction: StoreTransaction) async
+    /// Syncs with the App Store (`AppStore.sync()`): it may ask for the Apple ID password.
+    func sync() async throws(StorekeeperError)
+}

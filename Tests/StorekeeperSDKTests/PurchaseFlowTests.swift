@@ -1,0 +1,132 @@
+import AppStoreSimulator
+import Foundation
+import StorekeeperSDK
+import StorekeeperSDKTesting
+import Testing
+
+@Suite("The SDK against the real server and the simulated App Store")
+struct PurchaseFlowTests {
+    @Test("first launch of a new customer: an anonymous id, state new, intro eligible, a UUID token, cached at once next launch")
+    func firstLaunch() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let sdk = Storekeeper(configuration: rig.configuration(), store: store)
+            #expect(sdk.cachedCustomerInfo == nil)
+            await sdk.waitUntilStarted()
+            let info = try #require(sdk.cachedCustomerInfo)
+            #expect(sdk.isAnonymous && sdk.appUserId.hasPrefix("$device:"))
+            #expect(info.state.state == .new && info.source == .server)
+            #expect(info.isEligibleForIntroOffer(group: "pro"))
+            #expect(info.appAccountToken != nil && info.appId == rig.app.appId)
+            #expect(!info.isActive("pro"))
+            sdk.shutdown()
+
+            // The next launch has the same anonymous id and the customer info before any request.
+            let relaunched = Storekeeper(configuration: rig.configuration(), store: store)
+            #expect(relaunched.appUserId == sdk.appUserId)
+            #expect(relaunched.cachedCustomerInfo?.appUserId == sdk.appUserId)
+            await relaunched.waitUntilStarted()
+        }
+    }
+
+    @Test("a purchase entitles at once, records its event on the server, and is finished once")
+    func purchase() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-42"), store: store)
+            await sdk.waitUntilStarted()
+            let info = try await sdk.purchase("pro.monthly")
+            #expect(info.source == .server && info.isActive("pro") && info.state.state == .active)
+            let transaction = try #require(store.model.transactionOrder.last)
+            #expect(store.finishCount(transaction) == 1)
+            let events = try await rig.events(of: "user-42")
+            #expect(events.map { $0["type"] as? String } == ["subscription.started"] || events.count == 1)
+            // The transaction carries the customer's token, which the server resolves to user-42.
+            let token = try #require(info.appAccountToken)
+            #expect(store.model.transactions[transaction]?.value.appAccountToken?.lowercased() == token.uuidString.lowercased())
+        }
+    }
+
+    @Test("Apple's notification of a purchase the server has not been posted reaches the right customer by its token")
+    func notificationFindsCustomerByToken() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let transport = FaultyTransport()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-7", transport: transport), store: store)
+            await sdk.waitUntilStarted()
+            transport.set(.down)
+            let offline = try await sdk.purchase("pro.monthly")
+            #expect(offline.source == .device && offline.isActive("pro"))
+            sdk.shutdown()
+            // The app is gone; Apple's notification arrives with the token of user-7 (not a UUID).
+            try await rig.deliver(store.takeNotifications())
+            let state = try await rig.serverState(of: "user-7")
+            #expect(state["state"] as? String == "active")
+        }
+    }
+
+    @Test("killed between the purchase and the post: the next launch posts it, once, and finishes it once")
+    func killedBeforePost() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let transport = FaultyTransport()
+            let first = Storekeeper(configuration: rig.configuration(appUserId: "user-9", transport: transport), store: store)
+            await first.waitUntilStarted()
+            transport.set(.down)
+            _ = try await first.purchase("pro.monthly")
+            first.shutdown()
+            let transaction = try #require(store.model.transactionOrder.last)
+            #expect(store.finishCount(transaction) == 0)
+
+            let relaunched = Storekeeper(configuration: rig.configuration(appUserId: "user-9"), store: store)
+            await relaunched.waitUntilStarted()
+            #expect(store.finishCount(transaction) == 1)
+            let info = try await relaunched.customerInfo(policy: .fetchCurrent)
+            #expect(info.source == .server && info.isActive("pro"))
+            let events = try await rig.events(of: "user-9")
+            #expect(events.count == 1)
+            let subscriptions = try #require((try await rig.serverState(of: "user-9"))["subscriptions"] as? [[String: Any]])
+            #expect(subscriptions.count == 1)
+        }
+    }
+
+    @Test("server down: the device's own entitlements equal what the server says once it is back")
+    func offlineEqualsServer() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let transport = FaultyTransport()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-3", transport: transport), store: store)
+            await sdk.waitUntilStarted()
+            transport.set(.down)
+            _ = try await sdk.purchase("pro.yearly")
+            _ = try await sdk.purchase("lifetime")
+            let offline = try await sdk.customerInfo()
+            #expect(offline.source == .device)
+            transport.set(.pass)
+            let online = try await sdk.customerInfo(policy: .fetchCurrent)
+            #expect(online.source == .server)
+            #expect(offline.state.entitlements == online.state.entitlements)
+            #expect(offline.state.products == online.state.products)
+            #expect(offline.activeEntitlements == ["pro"])
+        }
+    }
+
+    @Test("503s then recovery: the queue drains by itself, and the transaction is finished once")
+    func queueDrainsAfterRecovery() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let transport = FaultyTransport()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-5", transport: transport), store: store)
+            await sdk.waitUntilStarted()
+            transport.set(.unavailable(4))
+            let first = try await sdk.purchase("pro.monthly")
+            #expect(first.source == .device)
+            let transaction = try #require(store.model.transactionOrder.last)
+            let drained = try await eventually { store.finishCount(transaction) == 1 }
+            #expect(drained)
+            let state = try await rig.serverState(of: "user-5")
+            #expect(state["state"] as? String == "active")
+            #expect(transport.postedPaths.filter { $0.hasSuffix("/transactions") }.count == 1)
+        }
+    }
+}

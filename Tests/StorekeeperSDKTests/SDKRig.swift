@@ -1,0 +1,190 @@
+import AppStore
+import AppStoreSimulator
+import Entitlements
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Storage
+import StorekeeperCore
+import StorekeeperSDK
+import StorekeeperSDKTesting
+import StorekeeperServer
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Server time, set by the test (the simulator's clock).
+final class ServerClock: Sendable {
+    private let ms: Mutex<Int64>
+    init(_ start: Int64) { ms = Mutex(start) }
+    var now: Int64 { ms.withLock { $0 } }
+    func set(_ value: Int64) { ms.withLock { $0 = value } }
+    var date: Date { Date(timeIntervalSince1970: Double(now) / 1000) }
+}
+
+let sdkBundleId = "com.example.sdk"
+let sdkCatalog = SimulatedApp.defaultCatalog
+/// 2026-01-05T00:00:00Z.
+let sdkStart: Int64 = 1_767_571_200_000
+
+let sdkCA: SimulatorCA = {
+    do {
+        return try SimulatorCA(
+            name: "Storekeeper SDK Test", validity: Date(timeIntervalSince1970: 1_700_000_000)...Date(timeIntervalSince1970: 2_100_000_000))
+    } catch {
+        preconditionFailure("the test CA builds: \(error)")
+    }
+}()
+
+/// A transport that the test can take down: the server unreachable, or answering 503, for a number of requests.
+final class FaultyTransport: HTTPTransport {
+    enum Mode: Sendable {
+        case pass
+        case down
+        /// 503 for this many requests, then through again.
+        case unavailable(Int)
+    }
+
+    private let mode = Mutex<Mode>(.pass)
+    private let posts = Mutex<[String]>([])
+    let base = URLSessionTransport()
+
+    func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
+
+    /// The paths of the POST requests that reached the server.
+    var postedPaths: [String] { posts.withLock { $0 } }
+
+    func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
+        let fault = mode.withLock { mode -> Int? in
+            switch mode {
+            case .pass: return nil
+            case .down: return -1
+            case .unavailable(let remaining):
+                mode = remaining <= 1 ? .pass : .unavailable(remaining - 1)
+                return 503
+            }
+        }
+        if fault == -1 { throw URLError(.cannotConnectToHost) }
+        if let status = fault, let url = request.url,
+            let response = HTTPURLResponse(url: url, statusCode: status, httpVersion: nil, headerFields: [:])
+        {
+            return (Data(#"{"error":{"code":"unavailable","message":"down for the test","permanent":false}}"#.utf8), response)
+        }
+        if request.httpMethod == "POST", let path = request.url?.path { posts.withLock { $0.append(path) } }
+        return try await base.send(request)
+    }
+}
+
+/// A Storekeeper server on a fresh SQLite database, listening on a free port, with one app that trusts the simulator's
+/// CA; and a simulated App Store for that app.
+struct SDKRig: Sendable {
+    let core: StorekeeperCore
+    let clock: ServerClock
+    let app: CreatedApp
+    let baseURL: URL
+    let directory: URL
+
+    static func run(policy: AppConfiguration.TransferPolicy = .transfer, _ body: @Sendable (SDKRig) async throws -> Void) async throws {
+        let clock = ServerClock(sdkStart)
+        var settings = CoreSettings()
+        settings.database = try await TestDatabase.sqlite.fresh()
+        settings.migrate = true
+        settings.reconcileInterval = nil
+        var logger = Logger(label: "sdk-test")
+        logger.logLevel = .critical
+        let core = try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: nil)
+        let app = try await core.administration.create(
+            AppConfiguration(
+                bundleId: sdkBundleId, environments: ["Sandbox"], trustedRoots: [Data(sdkCA.rootDER).base64EncodedString()],
+                catalog: sdkCatalog, transferPolicy: policy))
+        var serverSettings = ServerSettings()
+        serverSettings.port = 0
+        serverSettings.core = core.settings
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-sdk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await buildApplication(core, settings: serverSettings).test(.live) { client in
+            guard let port = client.port, let url = URL(string: "http://127.0.0.1:\(port)") else {
+                throw HarnessError("the live test server has no port")
+            }
+            try await body(SDKRig(core: core, clock: clock, app: app, baseURL: url, directory: directory))
+        }
+    }
+
+    /// A simulated App Store for the app, its clock at the server's.
+    func store(customer: String = "device-owner") throws -> SimulatedStoreClient {
+        let model = StoreModel(
+            app: SimulatedApp(bundleId: sdkBundleId, environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar, runId: 7,
+            start: clock.now)
+        return try SimulatedStoreClient(model: model, customer: customer)
+    }
+
+    /// The SDK's configuration for one device (its own storage directory).
+    func configuration(device: String = "phone", appUserId: String? = nil, transport: (any HTTPTransport)? = nil)
+        -> Storekeeper.Configuration
+    {
+        var configuration = Storekeeper.Configuration(apiKey: app.publicKey, baseURL: baseURL, appUserId: appUserId)
+        configuration.storage = FileStorage(directory: directory.appendingPathComponent(device))
+        configuration.transport = transport
+        configuration.retryDelay = .milliseconds(50)
+        configuration.maxRetryDelay = .milliseconds(400)
+        return configuration
+    }
+
+    /// Delivers the App Store's notifications to the server, as Apple would.
+    func deliver(_ notifications: [SimulatedNotification]) async throws {
+        for notification in notifications {
+            let (status, _) = try await request(
+                "POST", "/v1/apps/\(app.appId)/notifications/appstore", key: nil, body: ["signedPayload": notification.signedPayload])
+            guard status == 200 else { throw HarnessError("the server answered \(status) to \(notification.label)") }
+        }
+    }
+
+    /// A request to the server with the app's secret key (or none), answered as (status, JSON).
+    @discardableResult
+    func request(_ method: String, _ path: String, key: String? = "secret", body: Any? = nil) async throws -> (Int, Any?) {
+        guard let url = URL(string: baseURL.absoluteString + path) else { throw HarnessError("bad path \(path)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if key != nil { request.setValue("Bearer \(app.secretKey)", forHTTPHeaderField: "Authorization") }
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = try JSONSerialization.data(withJSONObject: body)
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        return (status, data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: data))
+    }
+
+    /// The customer's state as the server answers the secret key.
+    func serverState(of appUserId: String) async throws -> [String: Any] {
+        let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? appUserId
+        let (status, json) = try await request("GET", "/v1/customers/\(encoded)")
+        guard status == 200, let object = json as? [String: Any] else { throw HarnessError("GET customer answered \(status)") }
+        return object
+    }
+
+    /// The customer's subscription events on the server.
+    func events(of appUserId: String) async throws -> [[String: Any]] {
+        let encoded = appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? appUserId
+        let (status, json) = try await request("GET", "/v1/customers/\(encoded)/events")
+        guard status == 200, let events = (json as? [String: Any])?["events"] as? [[String: Any]] else {
+            throw HarnessError("GET events answered \(status)")
+        }
+        return events
+    }
+}
+
+/// Waits (polling) until `condition` holds, for at most `seconds`.
+func eventually(_ seconds: Double = 10, _ condition: @Sendable () async throws -> Bool) async throws -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try await condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try await condition()
+}
