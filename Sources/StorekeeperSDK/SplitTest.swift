@@ -7,13 +7,13 @@ import Foundation
 /// enum Group: String, SplitTestGroup { case control, red, blue }
 /// ```
 public protocol SplitTestGroup: RawRepresentable, CaseIterable, Sendable, Hashable where RawValue == String {
-    /// The group for everyone outside the test, and for a variant this enum does not know: the case named `control`,
-    /// or the first case.
-    static var control: Self { get }
+    /// The group for everyone outside the test, and for a variant this enum does not know: by default the case whose
+    /// raw value is `control`, or the first case.
+    static var fallbackGroup: Self { get }
 }
 
 extension SplitTestGroup {
-    public static var control: Self {
+    public static var fallbackGroup: Self {
         if let control = Self(rawValue: "control") { return control }
         guard let first = allCases.first else { preconditionFailure("a split test's Group enum needs at least one case") }
         return first

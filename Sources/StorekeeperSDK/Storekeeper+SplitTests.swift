@@ -26,7 +26,7 @@ extension Storekeeper {
         if let definition, let local = localAssignment(definition, appUserId: appUserId) {
             return assignment(Test.self, local, source: .local)
         }
-        let control = Test.Group.control.rawValue
+        let control = Test.Group.fallbackGroup.rawValue
         return assignment(
             Test.self,
             StoredSplitTestAssignment(
@@ -76,7 +76,7 @@ extension Storekeeper {
             group = known
         } else {
             log("split test \(Test.identifier): variant '\(decided.variant)' is not a case of \(Test.Group.self); showing the control")
-            group = Test.Group.control
+            group = Test.Group.fallbackGroup
         }
         return SplitTestAssignment(
             group: group, variant: decided.variant, phase: decided.phase, inExperiment: decided.inExperiment, source: source,
