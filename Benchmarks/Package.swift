@@ -44,6 +44,18 @@ let package = Package(
             path: "Benchmarks/ExperimentsBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        // The SDK: a cold start to cached customer info, a cached read, the device's own entitlement computation.
+        .executableTarget(
+            name: "SDKBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "StorekeeperSDK", package: "storekeeper"),
+                .product(name: "Entitlements", package: "storekeeper"),
+                .product(name: "AppStoreModels", package: "storekeeper"),
+            ],
+            path: "Benchmarks/SDKBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
         // The load generator of `server.sh` (signed notifications for the webhook); not a Benchmark target.
         .executableTarget(
             name: "ServerLoad",

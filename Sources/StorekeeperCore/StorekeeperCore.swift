@@ -15,6 +15,7 @@ public struct StorekeeperCore: Sendable {
     public let customers: CustomerReads
     /// The appAccountToken of every app user id (StoreKit's purchase option), registered as it is answered.
     public let accountTokens: AccountTokens
+    public let promotionalOffers: PromotionalOffers
     public let administration: AppAdministration
     public let reconciler: Reconciler
     public let analytics: AppAnalytics
@@ -91,6 +92,7 @@ public struct StorekeeperCore: Sendable {
         let customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
         self.customers = customers
         self.accountTokens = AccountTokens(database: database, clock: clock)
+        self.promotionalOffers = PromotionalOffers(customers: customers, tokens: accountTokens, clock: clock)
         self.administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,

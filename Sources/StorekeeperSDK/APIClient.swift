@@ -83,6 +83,17 @@ struct APIClient: Sendable {
         try decode(Placement.self, try await send(request("GET", "v1/customers", appUserId, "placements", placementId)).0)
     }
 
+    struct OfferBody: Encodable {
+        var productId: String
+        var offerId: String
+    }
+
+    func promotionalOffer(_ offer: OfferBody, for appUserId: String) async throws(StorekeeperError) -> PromotionalOfferSignature {
+        var request = request("POST", "v1/customers", appUserId, "offers", "promotional")
+        request.httpBody = try encode(offer)
+        return try decode(PromotionalOfferSignature.self, try await send(request).0)
+    }
+
     struct ExposureBody: Encodable {
         var experiment: String
         var variant: String

@@ -28,6 +28,17 @@ enum OfflineEntitlements {
     }
 }
 
+extension Storekeeper {
+    /// The entitlement engine's state of signed transactions at `now`, computed on the device as the SDK does when the
+    /// server cannot be reached (the transactions are decoded, not verified). Transactions that do not decode are
+    /// left out.
+    public static func deviceState(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
+        OfflineEntitlements.state(
+            of: transactions.compactMap { OfflineEntitlements.payload(of: $0.jwsRepresentation) }, catalog: catalog,
+            now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
+    }
+}
+
 /// A catalog as fetched, with the server time it was fetched at (it is used for 25 hours).
 struct CachedCatalog: Codable, Sendable {
     var catalog: Catalog

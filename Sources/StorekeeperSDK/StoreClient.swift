@@ -24,20 +24,27 @@ public enum StorePurchaseOutcome: Sendable, Hashable {
     case pending
 }
 
-/// A promotional offer's signature, as the server signs it for the app.
+/// A promotional offer's signature, as the server signs it for the customer (`Storekeeper.promotionalOffer`): StoreKit
+/// 1's signature, which StoreKit 2's `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)` option takes, and
+/// StoreKit 2's JWS.
 public struct PromotionalOfferSignature: Sendable, Hashable, Codable {
     public var offerId: String
     public var keyIdentifier: String
     public var nonce: UUID
+    /// Epoch milliseconds.
     public var timestamp: Int64
+    /// DER, base64.
     public var signature: String
+    /// StoreKit 2's compact JWS (audience `promotional-offer`), when the server knows the key's issuer id.
+    public var jws: String?
 
-    public init(offerId: String, keyIdentifier: String, nonce: UUID, timestamp: Int64, signature: String) {
+    public init(offerId: String, keyIdentifier: String, nonce: UUID, timestamp: Int64, signature: String, jws: String? = nil) {
         self.offerId = offerId
         self.keyIdentifier = keyIdentifier
         self.nonce = nonce
         self.timestamp = timestamp
         self.signature = signature
+        self.jws = jws
     }
 }
 

@@ -45,6 +45,12 @@ extension Storekeeper {
         }
     }
 
+    /// A promotional offer signed by the server for the current customer (an existing or lapsed subscriber of the
+    /// product's group), to pass to `purchase(_:promotionalOffer:)`.
+    public func promotionalOffer(productId: String, offerId: String) async throws(StorekeeperError) -> PromotionalOfferSignature {
+        try await api.promotionalOffer(.init(productId: productId, offerId: offerId), for: appUserId)
+    }
+
     /// For a user's "Restore Purchases" button: syncs with the App Store (which may ask for the Apple ID password),
     /// then posts every current transaction. Purchases that belong to another customer move here or, under the `keep`
     /// policy, are listed as conflicts.

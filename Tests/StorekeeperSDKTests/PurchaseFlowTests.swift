@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import Crypto
 import Foundation
 import StorekeeperCore
 import StorekeeperSDK
@@ -154,6 +155,58 @@ struct PurchaseFlowTests {
                     #expect((try await rig.serverState(of: "alice"))["state"] as? String == "active")
                 }
             }
+        }
+    }
+}
+
+@Suite("Promotional offers signed by the server")
+struct PromotionalOfferTests {
+    @Test("signed only for a subscriber of the group, with the app's key, over the customer's token; the purchase carries it")
+    func promotionalOffer() async throws {
+        try await SDKRig.run { rig in
+            let key = P256.Signing.PrivateKey()
+            let store = try rig.store()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-12"), store: store)
+            await sdk.waitUntilStarted()
+            // No key yet: the server says so.
+            await #expect(throws: StorekeeperSDK.StorekeeperError.self) {
+                try await sdk.promotionalOffer(productId: "pro.yearly", offerId: "comeback")
+            }
+            let patched = try await rig.request(
+                "PATCH", "/v1/apps/\(rig.app.appId)",
+                body: ["offerSigningKey": ["keyId": "KEY123", "privateKey": key.pemRepresentation, "issuerId": "issuer-1"]])
+            #expect(patched.0 == 200)
+            #expect(String(describing: patched.1).contains("PRIVATE KEY") == false)
+
+            // Never subscribed in `pro`: refused, for good.
+            do {
+                _ = try await sdk.promotionalOffer(productId: "pro.yearly", offerId: "comeback")
+                Issue.record("a customer who never subscribed got an offer")
+            } catch let error as StorekeeperSDK.StorekeeperError {
+                guard case .server(409, _, _, true) = error else { throw error }
+            }
+
+            let subscribed = try await sdk.purchase("pro.monthly")
+            // The subscriber turns auto-renew off and lapses: the offer is to win them back.
+            try store.perform { model, customer in try model.setAutoRenew(customer, product: "pro.monthly", on: false) }
+            rig.clock.set(rig.clock.now + 40 * 86_400_000)
+            try store.advance(to: rig.clock.now)
+            try await rig.deliver(store.takeNotifications())
+            #expect(try await !sdk.customerInfo(policy: .fetchCurrent).isActive("pro"))
+            let offer = try await sdk.promotionalOffer(productId: "pro.monthly", offerId: "comeback")
+            #expect(offer.keyIdentifier == "KEY123" && offer.offerId == "comeback" && offer.jws?.split(separator: ".").count == 3)
+            let token = try #require(subscribed.appAccountToken).uuidString.lowercased()
+            let payload = [
+                sdkBundleId, "KEY123", "pro.monthly", "comeback", token, offer.nonce.uuidString.lowercased(), String(offer.timestamp),
+            ]
+            .joined(separator: "\u{2063}")
+            let signature = try P256.Signing.ECDSASignature(derRepresentation: try #require(Data(base64Encoded: offer.signature)))
+            #expect(key.publicKey.isValidSignature(signature, for: Data(payload.utf8)))
+
+            let back = try await sdk.purchase("pro.monthly", promotionalOffer: offer)
+            #expect(back.isActive("pro"))
+            let last = try #require(store.model.transactionOrder.last.flatMap { store.model.transactions[$0]?.value })
+            #expect(last.offerIdentifier == "comeback" && last.offerType == .promotionalOffer)
         }
     }
 }

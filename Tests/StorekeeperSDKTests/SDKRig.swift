@@ -107,12 +107,18 @@ struct SDKRig: Sendable {
         serverSettings.core = core.settings
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-sdk-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await buildApplication(core, settings: serverSettings).test(.live) { client in
-            guard let port = client.port, let url = URL(string: "http://127.0.0.1:\(port)") else {
-                throw HarnessError("the live test server has no port")
+        do {
+            try await buildApplication(core, settings: serverSettings).test(.live) { client in
+                guard let port = client.port, let url = URL(string: "http://127.0.0.1:\(port)") else {
+                    throw HarnessError("the live test server has no port")
+                }
+                try await body(SDKRig(core: core, clock: clock, app: app, baseURL: url, directory: directory))
             }
-            try await body(SDKRig(core: core, clock: clock, app: app, baseURL: url, directory: directory))
+        } catch {
+            await core.database.close()
+            throw error
         }
+        await core.database.close()
     }
 
     /// A simulated App Store for the app, its clock at the server's.

@@ -29,6 +29,20 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         }
     }
 
+    /// The In-App Purchase key that signs promotional offers for the app (StoreKit 1's signature and StoreKit 2's JWS):
+    /// its key id, the `.p8` private key (PEM) and the issuer id (StoreKit 2's `iss`; the Server API's when absent).
+    public struct OfferSigningKey: Codable, Sendable, Hashable {
+        public var keyId: String
+        public var privateKey: String
+        public var issuerId: String?
+
+        public init(keyId: String, privateKey: String, issuerId: String? = nil) {
+            self.keyId = keyId
+            self.privateKey = privateKey
+            self.issuerId = issuerId
+        }
+    }
+
     public var bundleId: String
     public var appAppleId: Int64?
     /// `Production`, `Sandbox` (and `Xcode`, `LocalTesting`): the first is the default of the customer API.
@@ -43,6 +57,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var transferPolicy: TransferPolicy
     /// The Small Business Program and storefront tax rates, for estimated proceeds.
     public var proceeds: ProceedsSettings?
+    public var offerSigningKey: OfferSigningKey?
 
     public init(
         bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
@@ -63,7 +78,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case bundleId, appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy
-        case proceeds
+        case proceeds, offerSigningKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -78,6 +93,19 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog) ?? Catalog.empty
         transferPolicy = try c.decodeIfPresent(TransferPolicy.self, forKey: .transferPolicy) ?? .transfer
         proceeds = try c.decodeIfPresent(ProceedsSettings.self, forKey: .proceeds)
+        offerSigningKey = try c.decodeIfPresent(OfferSigningKey.self, forKey: .offerSigningKey)
+    }
+
+    /// The key that signs the app's promotional offers, when one is set.
+    public func offerSigner() throws(StorekeeperError) -> AppStoreSigningKey? {
+        guard let offerSigningKey else { return nil }
+        do {
+            return try AppStoreSigningKey(
+                pem: offerSigningKey.privateKey, keyId: offerSigningKey.keyId,
+                issuerId: offerSigningKey.issuerId ?? serverAPI?.issuerId ?? "", bundleId: bundleId)
+        } catch {
+            throw .invalidInput(field: "offerSigningKey.privateKey", "\(error)")
+        }
     }
 
     /// The environments, typed.
@@ -124,6 +152,10 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
                 throw .invalidInput(field: "serverAPI.privateKey", "\(error)")
             }
         }
+        if let offerSigningKey, offerSigningKey.keyId.isEmpty {
+            throw .invalidInput(field: "offerSigningKey.keyId", "is empty: the key id of the In-App Purchase key")
+        }
+        _ = try offerSigner()
     }
 
     /// What the admin API shows: everything but the secrets, which appear only as "configured".
@@ -138,6 +170,13 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         public var catalog: Catalog
         public var transferPolicy: TransferPolicy
         public var proceeds: ProceedsSettings?
+        public var offerSigningKey: OfferSigningKeyView?
+
+        public struct OfferSigningKeyView: Codable, Sendable {
+            public var keyId: String
+            public var issuerId: String?
+            public var privateKeyConfigured = true
+        }
 
         public struct ServerAPIView: Codable, Sendable {
             public var issuerId: String
@@ -152,6 +191,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             appId: appId, bundleId: bundleId, appAppleId: appAppleId, environments: environments, trustedRoots: trustedRoots,
             sharedSecretConfigured: sharedSecret != nil,
             serverAPI: serverAPI.map { .init(issuerId: $0.issuerId, keyId: $0.keyId, baseURL: $0.baseURL) },
-            catalog: catalog, transferPolicy: transferPolicy, proceeds: proceeds)
+            catalog: catalog, transferPolicy: transferPolicy, proceeds: proceeds,
+            offerSigningKey: offerSigningKey.map { .init(keyId: $0.keyId, issuerId: $0.issuerId) })
     }
 }

@@ -208,6 +208,9 @@ extension OpenAPIDocument {
             "catalog": ref("Catalog"),
             "transferPolicy": .string(allowedValues: "transfer", "keep"),
             "proceeds": proceedsSchema(required: false),
+            "offerSigningKey": .object(
+                required: false, nullable: true,
+                properties: ["keyId": .string, "issuerId": .string(required: false, nullable: true), "privateKeyConfigured": .boolean]),
         ])
 
     /// The Small Business Program's start and storefront tax rates, for estimated proceeds.

@@ -168,6 +168,29 @@ extension OpenAPIDocument {
                     parameters: [parameter("PostingAppUserId"), parameter("Environment")],
                     requestBody: body(.object(properties: ["alias": appUserIdSchema])),
                     responses: merged([200: .reference(.component(named: "Customer"))], errors(409, 413), customerErrors))),
+            "/v1/customers/{appUserId}/offers/promotional": .init(
+                post: .init(
+                    summary:
+                        "Signs a promotional offer for an existing or lapsed subscriber of the product's group (public or secret key).",
+                    description:
+                        "With the app's offerSigningKey: StoreKit 1's signature (over the customer's appAccountToken as the application "
+                        + "username) and StoreKit 2's JWS. 409: the app has no offerSigningKey, or the customer never subscribed in the "
+                        + "group; 400: the product is not an auto-renewable subscription of the catalog.",
+                    parameters: [parameter("AppUserId"), parameter("Environment")],
+                    requestBody: body(
+                        .object(
+                            properties: ["productId": .string(minLength: 1), "offerId": .string(minLength: 1, maxLength: 64)])),
+                    responses: merged(
+                        [
+                            200: json(
+                                "The signed offer.",
+                                .object(
+                                    properties: [
+                                        "productId": .string, "offerId": .string, "keyIdentifier": .string, "nonce": .string,
+                                        "timestamp": .integer, "signature": .string, "appAccountToken": .string,
+                                        "jws": .string(required: false, nullable: true),
+                                    ]))
+                        ], errors(409, 413), customerErrors))),
             "/v1/customers/{appUserId}/events": .init(
                 get: .init(
                     summary: "The customer's subscription events (secret key).",
@@ -205,6 +228,14 @@ extension OpenAPIDocument {
             "catalog": ref("Catalog", required: false),
             "transferPolicy": .string(required: false, allowedValues: "transfer", "keep"),
             "proceeds": proceedsSchema(required: false),
+            "offerSigningKey": .object(
+                required: false, nullable: true,
+                properties: [
+                    "keyId": .string(minLength: 1),
+                    "privateKey": .string(description: "The In-App Purchase key (.p8), PEM; never shown again.", minLength: 1),
+                    "issuerId": .string(required: false, description: "StoreKit 2's iss; the Server API's when absent.", minLength: 1),
+                ],
+                additionalProperties: .a(false)),
         ],
         additionalProperties: .a(false))
 }

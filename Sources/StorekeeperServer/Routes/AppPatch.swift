@@ -15,10 +15,11 @@ struct AppPatch: Decodable {
     var catalog: Catalog?
     var transferPolicy: AppConfiguration.TransferPolicy?
     var proceeds: ProceedsSettings??
+    var offerSigningKey: AppConfiguration.OfferSigningKey??
 
     enum CodingKeys: String, CodingKey {
         case appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy, bundleId
-        case proceeds
+        case proceeds, offerSigningKey
     }
 
     /// Any key of the body, to find the unknown ones.
@@ -52,6 +53,7 @@ struct AppPatch: Decodable {
         catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog)
         transferPolicy = try c.decodeIfPresent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
         proceeds = try nullable(.proceeds)
+        offerSigningKey = try nullable(.offerSigningKey)
     }
 
     func applied(to config: AppConfiguration) -> AppConfiguration {
@@ -65,6 +67,7 @@ struct AppPatch: Decodable {
         if let catalog { config.catalog = catalog }
         if let transferPolicy { config.transferPolicy = transferPolicy }
         if let proceeds { config.proceeds = proceeds }
+        if let offerSigningKey { config.offerSigningKey = offerSigningKey }
         return config
     }
 }

@@ -14,6 +14,7 @@ struct CustomerController {
         routes.get(":appUserId", use: getCustomer)
         routes.post(":appUserId/transactions", use: postTransaction)
         routes.post(":appUserId/alias", use: postAlias)
+        routes.post(":appUserId/offers/promotional", use: promotionalOffer)
         return routes
     }
 
@@ -69,6 +70,19 @@ struct CustomerController {
         ).response(to: request)
     }
 
+    struct OfferBody: Decodable {
+        var productId: String
+        var offerId: String
+    }
+
+    @Sendable func promotionalOffer(_ request: Request, context: CustomerContext) async throws -> SignedPromotionalOffer {
+        let body = try await request.decode(as: OfferBody.self, context: context)
+        let environment = try context.caller.app.environment(request.uri.queryParameters.get("environment"))
+        return try await core.promotionalOffers.sign(
+            productId: body.productId, offerId: body.offerId, for: try Self.appUserId(context), caller: context.caller,
+            environment: environment)
+    }
+
     @Sendable func customerEvents(_ request: Request, context: AdminContext) async throws -> EventPage {
         try await core.customers.events(of: try Self.appUserId(context), app: context.app, query: EventQuery(request))
     }
@@ -95,3 +109,4 @@ struct CustomerController {
 }
 
 extension RevenueCatSubscriber: ResponseEncodable {}
+extension SignedPromotionalOffer: ResponseEncodable {}
