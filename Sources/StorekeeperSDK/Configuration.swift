@@ -13,6 +13,9 @@ extension Storekeeper {
         /// Where identity, cached customer info, the purchase queue and split-test groups are kept; nil: files in the
         /// application-support directory (Apple platforms put identity in the Keychain with `KeychainStorage`).
         public var storage: (any KeyValueStorage)?
+        /// Where the app user id is kept, when not in `storage`: `KeychainStorage` on Apple platforms by default, so
+        /// that the anonymous id outlives a reinstall.
+        public var identityStorage: (any KeyValueStorage)?
         /// A catalog shipped with the app, for offline entitlements before the server's was ever fetched.
         public var bundledCatalog: Catalog?
         /// Cached customer info older than this is fetched again (in the foreground).

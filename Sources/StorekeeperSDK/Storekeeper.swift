@@ -47,7 +47,7 @@ public final class Storekeeper: Sendable {
         self.splitTestStorage = splitTestStorage ?? DefaultSplitTestStorage(storage: storage)
         self.splitTestAnalytics = splitTestAnalytics
 
-        let appUserId = Self.launchIdentity(configuration, storage: storage)
+        let appUserId = Self.launchIdentity(configuration, storage: Self.identityStorage(configuration, default: storage))
         self.identity = Locked(appUserId)
         let now = configuration.clock.monotonic()
         var cachedCustomer = storage.data(forKey: StorageKeys.customerInfo(appUserId)).flatMap {
@@ -121,6 +121,16 @@ public final class Storekeeper: Sendable {
 
     static let anonymousPrefix = "$device:"
 
+    /// Where the app user id is kept: the configured place, else the Keychain on Apple platforms, else `storage`.
+    static func identityStorage(_ configuration: Configuration, default storage: any KeyValueStorage) -> any KeyValueStorage {
+        if let configured = configuration.identityStorage { return configured }
+        #if canImport(Security)
+        return KeychainStorage()
+        #else
+        return storage
+        #endif
+    }
+
     func log(_ message: String) { configuration.log("Storekeeper: " + message) }
 
     /// Keeps a background task, so that `shutdown()` cancels it; finished ones are dropped as new ones come.
@@ -167,7 +177,7 @@ public final class Storekeeper: Sendable {
 
     private func switchIdentity(to appUserId: String) {
         identity.withLock { $0 = appUserId }
-        try? storage.set(Data(appUserId.utf8), forKey: StorageKeys.appUserId)
+        try? Self.identityStorage(configuration, default: storage).set(Data(appUserId.utf8), forKey: StorageKeys.appUserId)
         let stored = storage.data(forKey: StorageKeys.customerInfo(appUserId)).flatMap {
             try? APIClient.decoder.decode(CachedCustomer.self, from: $0)
         }

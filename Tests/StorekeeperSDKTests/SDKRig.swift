@@ -135,6 +135,8 @@ struct SDKRig: Sendable {
     {
         var configuration = Storekeeper.Configuration(apiKey: app.publicKey, baseURL: baseURL, appUserId: appUserId)
         configuration.storage = FileStorage(directory: directory.appendingPathComponent(device))
+        // Each simulated device keeps its own identity (on macOS the default would be the one Keychain).
+        configuration.identityStorage = configuration.storage
         configuration.transport = transport
         configuration.retryDelay = .milliseconds(50)
         configuration.maxRetryDelay = .milliseconds(400)
