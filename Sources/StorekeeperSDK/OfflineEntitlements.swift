@@ -28,14 +28,41 @@ enum OfflineEntitlements {
     }
 }
 
-extension Storekeeper {
-    /// The entitlement engine's state of signed transactions at `now`, computed on the device as the SDK does when the
-    /// server cannot be reached (the transactions are decoded, not verified). Transactions that do not decode are
-    /// left out.
-    public static func deviceState(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
+/// The device's entitlement computation, keeping each transaction's decoded payload: decoding (Foundation's JSON
+/// decoder) costs several times what the engine does, and offline the same transactions are evaluated again at every
+/// read. At most `limit` payloads are kept.
+public final class DeviceEntitlements: Sendable {
+    private let decoded = Locked<[String: JWSTransactionDecodedPayload]>([:])
+    private let limit: Int
+
+    public init(limit: Int = 2_000) {
+        self.limit = limit
+    }
+
+    /// The payloads of the transactions that decode (the others are left out).
+    func payloads(of transactions: [StoreTransaction]) -> [JWSTransactionDecodedPayload] {
+        let known = decoded.current
+        var fresh: [String: JWSTransactionDecodedPayload] = [:]
+        let payloads = transactions.compactMap { transaction -> JWSTransactionDecodedPayload? in
+            if let payload = known[transaction.jwsRepresentation] { return payload }
+            guard let payload = OfflineEntitlements.payload(of: transaction.jwsRepresentation) else { return nil }
+            fresh[transaction.jwsRepresentation] = payload
+            return payload
+        }
+        if !fresh.isEmpty {
+            decoded.withLock { cache in
+                if cache.count + fresh.count > limit { cache.removeAll(keepingCapacity: true) }
+                cache.merge(fresh) { old, _ in old }
+            }
+        }
+        return payloads
+    }
+
+    /// The entitlement engine's state of signed transactions at `now`, as the SDK computes it when the server cannot
+    /// be reached (the transactions are decoded, not verified).
+    public func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
         OfflineEntitlements.state(
-            of: transactions.compactMap { OfflineEntitlements.payload(of: $0.jwsRepresentation) }, catalog: catalog,
-            now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            of: payloads(of: transactions), catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }
 }
 

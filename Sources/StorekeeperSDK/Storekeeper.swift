@@ -14,6 +14,7 @@ public final class Storekeeper: Sendable {
     let storage: any KeyValueStorage
     let queue: PurchaseQueue
     let updates = CustomerInfoBroadcaster()
+    let deviceEntitlements = DeviceEntitlements()
     let splitTestStorage: any SplitTestStorage
     let splitTestAnalytics: (any SplitTestAnalytics)?
 
@@ -125,9 +126,9 @@ public final class Storekeeper: Sendable {
     static func identityStorage(_ configuration: Configuration, default storage: any KeyValueStorage) -> any KeyValueStorage {
         if let configured = configuration.identityStorage { return configured }
         #if canImport(Security)
-        return KeychainStorage()
+            return KeychainStorage()
         #else
-        return storage
+            return storage
         #endif
     }
 
@@ -302,7 +303,7 @@ public final class Storekeeper: Sendable {
         for transaction in await store.currentEntitlements() where transactions[transaction.id] == nil {
             transactions[transaction.id] = transaction
         }
-        let payloads = transactions.values.compactMap { OfflineEntitlements.payload(of: $0.jwsRepresentation) }
+        let payloads = deviceEntitlements.payloads(of: Array(transactions.values))
         let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads))
         let known = cachedCustomerInfo
         var info = CustomerInfo(
