@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "storekeeper",
-    platforms: [.macOS(.v15)],
+    // macOS 15 for the server and its tools; the SDK's floor on Apple's other platforms (Duration, ContinuousClock).
+    platforms: [.macOS(.v15), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
     products: [
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStore", targets: ["AppStore"]),

@@ -24,6 +24,8 @@ public final class Storekeeper: Sendable {
     private let cached: Locked<CachedCustomer?>
     private let catalog: Locked<CachedCatalog?>
     private let definitions: Locked<ExperimentDefinitionSet?>
+    /// The device's own computation, while it is newer than the server's answer (a purchase not posted yet).
+    private let computed = Locked<CustomerInfo?>(nil)
     /// The latest server time known, and when (monotonic) it was learnt.
     private let serverTime: Locked<(requestDate: Int64, receivedAt: Duration)?>
     private let tasks = Locked<[Task<Void, Never>]>([])
@@ -105,6 +107,8 @@ public final class Storekeeper: Sendable {
         await drain()
         _ = try? await fetch()
         await refreshCatalogIfNeeded()
+        // Decoded now, the transactions cost the offline computation nothing later, when it is needed.
+        _ = deviceEntitlements.payloads(of: await store.currentEntitlements() + queue.pending.map(\.transaction))
     }
 
     private static func launchIdentity(_ configuration: Configuration, storage: any KeyValueStorage) -> String {
@@ -204,8 +208,17 @@ public final class Storekeeper: Sendable {
         case cachedOnly
     }
 
-    /// The customer info cached for the current app user, synchronously: nil only before the first answer ever.
+    /// The latest customer info of the current app user, synchronously: the server's last answer (kept across launches),
+    /// or the device's own computation when that is newer (a purchase the server has not seen yet). Nil only before
+    /// the first answer ever.
     public var cachedCustomerInfo: CustomerInfo? {
+        let appUserId = self.appUserId
+        if let computed = computed.current, computed.appUserId == appUserId { return computed }
+        return serverInfo
+    }
+
+    /// The server's last answer for the current app user.
+    var serverInfo: CustomerInfo? {
         let appUserId = self.appUserId
         return cached.withLock { $0?.info.appUserId == appUserId ? $0?.info : nil }
     }
@@ -220,18 +233,18 @@ public final class Storekeeper: Sendable {
         let pending = await queue.hasPending(for: appUserId)
         switch policy {
         case .cachedOnly:
-            if !pending, let info = cachedCustomerInfo { return info }
+            if !pending, let info = serverInfo { return info }
             if let info = await deviceInfo() { return info }
             throw .unavailable("no customer info is cached yet")
         case .cachedOrFetched:
-            if !pending, let info = cachedCustomerInfo, configuration.clock.monotonic() - info.receivedAt < configuration.staleAfter {
+            if !pending, let info = serverInfo, configuration.clock.monotonic() - info.receivedAt < configuration.staleAfter {
                 return info
             }
             do {
                 return try await fetch()
             } catch  where error.isRetryable {
                 // A purchase the server has not seen yet is not in the cached answer: the device's own count wins.
-                if !pending, let info = cachedCustomerInfo { return info }
+                if !pending, let info = serverInfo { return info }
                 if let info = await deviceInfo() { return info }
                 throw error
             }
@@ -249,7 +262,7 @@ public final class Storekeeper: Sendable {
         switch try await api.customer(appUserId, etag: etag) {
         case .info(let info, let etag):
             accept(info, etag: etag)
-            return cachedCustomerInfo ?? info
+            return serverInfo ?? info
         case .notModified:
             guard var customer = cached.current, customer.info.appUserId == appUserId else {
                 throw .server(status: 304, code: "not_modified", message: "304 for an answer that is not cached", permanent: false)
@@ -272,6 +285,7 @@ public final class Storekeeper: Sendable {
         guard info.appUserId == appUserId else { return }
         let customer = CachedCustomer(info: info, etag: etag)
         cached.withLock { $0 = customer }
+        computed.withLock { $0 = nil }
         do {
             try storage.set(try APIClient.encoder.encode(customer), forKey: StorageKeys.customerInfo(info.appUserId))
         } catch {
@@ -305,13 +319,14 @@ public final class Storekeeper: Sendable {
         }
         let payloads = deviceEntitlements.payloads(of: Array(transactions.values))
         let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads))
-        let known = cachedCustomerInfo
+        let known = serverInfo
         var info = CustomerInfo(
             appUserId: appUserId, appId: known?.appId, appAccountToken: known?.appAccountToken,
             environment: known?.environment ?? payloads.first?.environment?.rawValue ?? "Production", requestDate: now, source: .device,
             state: OfflineEntitlements.state(of: payloads, catalog: catalog, now: now))
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic
+        computed.withLock { $0 = info }
         updates.publish(info)
         return info
     }

@@ -2,7 +2,6 @@ import AppStore
 import AppStoreSimulator
 import Foundation
 import StorekeeperSDK
-import Synchronization
 
 /// The App Store simulator behind the SDK's `StoreClient`: one device, signed in with the Apple ID of one simulator
 /// customer. Purchases are signed like Apple's (by the simulator's CA), so a Storekeeper server that trusts that CA
@@ -23,14 +22,14 @@ public final class SimulatedStoreClient: StoreClient {
     }
 
     public let customer: String
-    private let state: Mutex<State>
+    private let state: LockedState<State>
 
     /// A store of `model`'s app, on the device of `customer` (added to the model if new).
     public init(model: StoreModel, customer: String = "device-owner") throws {
         var model = model
         try model.addCustomer(customer, withToken: false)
         self.customer = customer
-        self.state = Mutex(State(model: model))
+        self.state = LockedState(State(model: model))
     }
 
     /// The simulator's clock (milliseconds since 1970).
@@ -175,5 +174,20 @@ public final class SimulatedStoreClient: StoreClient {
 
     public func sync() async throws(StorekeeperError) {
         state.withLock { $0.syncs += 1 }
+    }
+}
+
+/// A value behind an `NSLock` (`Synchronization.Mutex` needs iOS 18, and apps' tests run on older simulators).
+final class LockedState<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only read or written inside `withLock`, under `lock`.
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
     }
 }

@@ -104,9 +104,11 @@ struct PurchaseFlowTests {
             _ = try await sdk.purchase("lifetime")
             let offline = try await sdk.customerInfo()
             #expect(offline.source == .device)
+            // Read synchronously, the latest knowledge is the device's: the purchase counts at once.
+            #expect(sdk.cachedCustomerInfo?.source == .device && sdk.cachedCustomerInfo?.isActive("pro") == true)
             transport.set(.pass)
             let online = try await sdk.customerInfo(policy: .fetchCurrent)
-            #expect(online.source == .server)
+            #expect(online.source == .server && sdk.cachedCustomerInfo?.source == .server)
             #expect(offline.state.entitlements == online.state.entitlements)
             #expect(offline.state.products == online.state.products)
             #expect(offline.activeEntitlements == ["pro"])
