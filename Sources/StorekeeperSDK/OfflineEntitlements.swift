@@ -11,20 +11,23 @@ enum OfflineEntitlements {
     static let decoder = JSONDecoder()
 
     /// The payload of a compact JWS, decoded.
-    static func payload(of jws: String) -> JWSTransactionDecodedPayload? {
+    static func payload<Payload: Decodable>(of jws: String, as type: Payload.Type = JWSTransactionDecodedPayload.self) -> Payload? {
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let json = Base64URL.decode(parts[1]) else { return nil }
-        return try? decoder.decode(JWSTransactionDecodedPayload.self, from: json)
+        return try? decoder.decode(Payload.self, from: json)
     }
 
-    /// The latest instant the transactions prove: none was signed after the real now.
-    static func latestSignedDate(_ payloads: [JWSTransactionDecodedPayload]) -> Int64? {
-        payloads.compactMap { $0.signedDate?.millisecondsSince1970 }.max()
+    /// The latest instant the signed data proves: none of it was signed after the real now.
+    static func latestSignedDate(_ payloads: [JWSTransactionDecodedPayload], _ renewals: [JWSRenewalInfoDecodedPayload] = []) -> Int64? {
+        (payloads.compactMap { $0.signedDate?.millisecondsSince1970 } + renewals.compactMap { $0.signedDate?.millisecondsSince1970 }).max()
     }
 
-    /// The engine's state of these transactions at `now` (server time, milliseconds).
-    static func state(of payloads: [JWSTransactionDecodedPayload], catalog: Catalog, now: Int64) -> CustomerState {
-        PreparedCustomer(catalog: catalog, facts: payloads.map(Fact.transaction)).state(at: Timestamp(millisecondsSince1970: now))
+    /// The engine's state of these transactions and renewal infos at `now` (server time, milliseconds).
+    static func state(
+        of payloads: [JWSTransactionDecodedPayload], renewals: [JWSRenewalInfoDecodedPayload] = [], catalog: Catalog, now: Int64
+    ) -> CustomerState {
+        PreparedCustomer(catalog: catalog, facts: payloads.map(Fact.transaction) + renewals.map(Fact.renewalInfo))
+            .state(at: Timestamp(millisecondsSince1970: now))
     }
 }
 
@@ -58,11 +61,13 @@ public final class DeviceEntitlements: Sendable {
         return payloads
     }
 
-    /// The entitlement engine's state of signed transactions at `now`, as the SDK computes it when the server cannot
-    /// be reached (the transactions are decoded, not verified).
-    public func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
+    /// The entitlement engine's state of signed transactions (and renewal infos' JWS) at `now`, as the SDK computes
+    /// it when the server cannot be reached (decoded, not verified).
+    public func state(of transactions: [StoreTransaction], renewalInfos: [String] = [], catalog: Catalog, now: Date) -> CustomerState {
         OfflineEntitlements.state(
-            of: payloads(of: transactions), catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            of: payloads(of: transactions),
+            renewals: renewalInfos.compactMap { OfflineEntitlements.payload(of: $0, as: JWSRenewalInfoDecodedPayload.self) },
+            catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }
 }
 

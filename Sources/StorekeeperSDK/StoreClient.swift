@@ -16,6 +16,20 @@ public struct StoreTransaction: Sendable, Hashable, Codable {
     }
 }
 
+/// A subscription's status as the store reports it (`Product.SubscriptionInfo.status`): its latest transaction, which
+/// may have expired (a billing retry), and its signed renewal info (whether it renews, whether it is in a billing grace
+/// period).
+public struct StoreSubscriptionStatus: Sendable, Hashable, Codable {
+    public var transaction: StoreTransaction
+    /// The renewal info's compact JWS (`jwsRepresentation`).
+    public var renewalInfo: String
+
+    public init(transaction: StoreTransaction, renewalInfo: String) {
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+    }
+}
+
 /// What a purchase came to in the store.
 public enum StorePurchaseOutcome: Sendable, Hashable {
     case purchased(StoreTransaction)
@@ -64,4 +78,18 @@ public protocol StoreClient: Sendable {
     func finish(_ transaction: StoreTransaction) async
     /// Syncs with the App Store (`AppStore.sync()`): it may ask for the Apple ID password.
     func sync() async throws(StorekeeperError)
+    /// The status of every subscription group these products belong to (`Product.SubscriptionInfo.status`); empty
+    /// when the store cannot tell (no network and nothing cached, no subscription).
+    func subscriptionStatuses(productIds: [String]) async -> [StoreSubscriptionStatus]
+    /// The app's own signed transaction (`AppTransaction.shared`) when the store verified it, else nil.
+    func appTransaction() async -> String?
+}
+
+extension StoreClient {
+    /// A store that knows no subscription status: the offline computation then has the transactions alone (a
+    /// subscription in its billing grace period counts as expired). Test doubles may leave it out.
+    public func subscriptionStatuses(productIds: [String]) async -> [StoreSubscriptionStatus] { [] }
+
+    /// A store without an app transaction.
+    public func appTransaction() async -> String? { nil }
 }

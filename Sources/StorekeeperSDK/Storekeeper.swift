@@ -317,18 +317,34 @@ public final class Storekeeper: Sendable {
         for transaction in await store.currentEntitlements() where transactions[transaction.id] == nil {
             transactions[transaction.id] = transaction
         }
+        // The subscriptions' statuses: a renewal info says whether a lapsed subscription is in its grace period (still
+        // entitled) and whether it renews; the latest transaction of one in billing retry is no current entitlement.
+        let subscriptionProducts = catalog.products.filter { $0.type == .autoRenewable }.map(\.id)
+        let statuses = subscriptionProducts.isEmpty ? [] : await store.subscriptionStatuses(productIds: subscriptionProducts)
+        for status in statuses where transactions[status.transaction.id] == nil { transactions[status.transaction.id] = status.transaction }
+        let renewals = statuses.compactMap { OfflineEntitlements.payload(of: $0.renewalInfo, as: JWSRenewalInfoDecodedPayload.self) }
         let payloads = deviceEntitlements.payloads(of: Array(transactions.values))
-        let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads))
+        let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads, renewals))
         let known = serverInfo
+        var environment = known?.environment ?? payloads.first?.environment?.rawValue
+        if environment == nil { environment = await appTransaction()?.receiptType?.rawValue }
         var info = CustomerInfo(
             appUserId: appUserId, appId: known?.appId, appAccountToken: known?.appAccountToken,
-            environment: known?.environment ?? payloads.first?.environment?.rawValue ?? "Production", requestDate: now, source: .device,
-            state: OfflineEntitlements.state(of: payloads, catalog: catalog, now: now))
+            environment: environment ?? "Production", requestDate: now, source: .device,
+            state: OfflineEntitlements.state(of: payloads, renewals: renewals, catalog: catalog, now: now))
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic
         computed.withLock { $0 = info }
         updates.publish(info)
         return info
+    }
+
+    /// The app's own purchase or download as the App Store signed it (`AppTransaction.shared`, verified by StoreKit
+    /// on the device): `originalApplicationVersion` and `originalPurchaseDate` tell an app that moved from a paid
+    /// download to subscriptions who bought it before; `receiptType` is the environment. Nil when the store has none.
+    public func appTransaction() async -> AppTransaction? {
+        guard let jws = await store.appTransaction() else { return nil }
+        return OfflineEntitlements.payload(of: jws, as: AppTransaction.self)
     }
 
     // MARK: catalog and experiment definitions

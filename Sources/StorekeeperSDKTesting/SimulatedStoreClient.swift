@@ -22,13 +22,24 @@ public final class SimulatedStoreClient: StoreClient {
     }
 
     public let customer: String
+    /// The version of the app on the device, and the version the customer first bought or downloaded.
+    public let applicationVersion: String
+    public let originalApplicationVersion: String
+    /// When the customer first got the app (the store's time when this device was set up).
+    public let originalPurchaseDate: Int64
     private let state: LockedState<State>
 
-    /// A store of `model`'s app, on the device of `customer` (added to the model if new).
-    public init(model: StoreModel, customer: String = "device-owner") throws {
+    /// A store of `model`'s app, on the device of `customer` (added to the model if new), running
+    /// `applicationVersion` of the app, first got at `originalApplicationVersion`.
+    public init(
+        model: StoreModel, customer: String = "device-owner", applicationVersion: String = "1.0", originalApplicationVersion: String? = nil
+    ) throws {
         var model = model
         try model.addCustomer(customer, withToken: false)
         self.customer = customer
+        self.applicationVersion = applicationVersion
+        self.originalApplicationVersion = originalApplicationVersion ?? applicationVersion
+        self.originalPurchaseDate = model.now
         self.state = LockedState(State(model: model))
     }
 
@@ -174,6 +185,41 @@ public final class SimulatedStoreClient: StoreClient {
 
     public func sync() async throws(StorekeeperError) {
         state.withLock { $0.syncs += 1 }
+    }
+
+    /// The statuses of the customer's subscriptions in the groups of `productIds`, renewal infos signed now.
+    public func subscriptionStatuses(productIds: [String]) async -> [StoreSubscriptionStatus] {
+        let customer = self.customer
+        return state.withLock { state in
+            let model = state.model
+            let groups = Set(productIds.compactMap { model.app.catalog[$0]?.group })
+            guard let statuses = try? model.statuses(ofCustomer: customer) else { return [] }
+            return statuses.filter { groups.contains($0.group) }.flatMap(\.items).map { item in
+                let transaction = StoreTransaction(
+                    id: item.transactionId, originalId: item.originalTransactionId,
+                    productId: model.transactions[item.transactionId]?.value.productId ?? "", jwsRepresentation: item.transaction)
+                return StoreSubscriptionStatus(transaction: transaction, renewalInfo: item.renewalInfo)
+            }
+        }
+    }
+
+    /// The app transaction of this device's app, signed now by the simulator's CA.
+    public func appTransaction() async -> String? {
+        state.withLock { state in
+            let model = state.model
+            var payload = AppTransaction()
+            payload.receiptType = model.app.environment
+            payload.appAppleId = model.app.appAppleId
+            payload.bundleId = model.app.bundleId
+            payload.applicationVersion = applicationVersion
+            payload.originalApplicationVersion = originalApplicationVersion
+            payload.originalPurchaseDate = Timestamp(millisecondsSince1970: originalPurchaseDate)
+            payload.receiptCreationDate = Timestamp(millisecondsSince1970: model.now)
+            payload.signedDate = Timestamp(millisecondsSince1970: model.now)
+            payload.appTransactionId = "app-\(customer)"
+            payload.originalPlatform = .iOS
+            return try? model.ca.sign(payload)
+        }
     }
 }
 

@@ -6,7 +6,8 @@
     /// The App Store through StoreKit 2, as the SDK sees it. Built on Apple platforms only; it cannot be compiled on Linux.
     ///
     /// Transactions are handed to the SDK with their `jwsRepresentation`, verified or not: the server verifies every one
-    /// with Apple's certificate chain, so the device's own check adds nothing and must not drop a purchase.
+    /// with Apple's certificate chain, so the device's own check adds nothing and must not drop a purchase. (The app
+    /// transaction is the exception: only StoreKit checks it.)
     @available(iOS 16.0, macOS 13.0, tvOS 16.0, watchOS 9.0, visionOS 1.0, *)
     public struct StoreKitClient: StoreClient {
         public init() {}
@@ -88,6 +89,32 @@
             } catch {
                 throw .store(error.localizedDescription)
             }
+        }
+
+        /// One `Product.SubscriptionInfo.status` per subscription group of these products (a group's statuses are
+        /// the same whichever of its products asks).
+        public func subscriptionStatuses(productIds: [String]) async -> [StoreSubscriptionStatus] {
+            guard !productIds.isEmpty, let products = try? await Product.products(for: productIds) else { return [] }
+            var groups = Set<String>()
+            var found: [StoreSubscriptionStatus] = []
+            for product in products {
+                guard let subscription = product.subscription, groups.insert(subscription.subscriptionGroupID).inserted,
+                    let statuses = try? await subscription.status
+                else { continue }
+                for status in statuses {
+                    found.append(
+                        StoreSubscriptionStatus(
+                            transaction: Self.transaction(status.transaction), renewalInfo: status.renewalInfo.jwsRepresentation))
+                }
+            }
+            return found
+        }
+
+        /// `AppTransaction.shared` when StoreKit verified it: the app decides on it alone (no server checks it), so
+        /// an unverified one is not handed over.
+        public func appTransaction() async -> String? {
+            guard let result = try? await StoreKit.AppTransaction.shared, case .verified(_) = result else { return nil }
+            return result.jwsRepresentation
         }
     }
 

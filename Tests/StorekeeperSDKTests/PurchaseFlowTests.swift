@@ -134,6 +134,41 @@ struct PurchaseFlowTests {
         }
     }
 
+    @Test("a purchase the server refuses for good (signed for another app): an error, finished once, never posted again")
+    func permanentRefusal() async throws {
+        try await SDKRig.run { rig in
+            let model = StoreModel(
+                app: SimulatedApp(bundleId: "com.example.other", environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar,
+                runId: 7, start: rig.clock.now)
+            let store = try SimulatedStoreClient(model: model)
+            let transport = FaultyTransport()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-p", transport: transport), store: store)
+            await sdk.waitUntilStarted()
+            do throws(StorekeeperSDK.StorekeeperError) {
+                let info = try await sdk.purchase("pro.monthly")
+                Issue.record("a transaction of another app was accepted: \(info.activeEntitlements)")
+            } catch {
+                guard case .server(let status, let code, _, let permanent) = error else {
+                    Issue.record("not the server's refusal: \(error)")
+                    return
+                }
+                #expect(permanent && (400..<500).contains(status), "\(status) \(code)")
+            }
+            let id = try #require(store.model.transactionOrder.last)
+            #expect(store.finishCount(id) == 1)
+            #expect(await store.unfinishedTransactions().isEmpty)
+            let posts = transport.postedPaths.count
+            sdk.shutdown()
+
+            let relaunched = Storekeeper(configuration: rig.configuration(appUserId: "user-p", transport: transport), store: store)
+            await relaunched.waitUntilStarted()
+            #expect(transport.postedPaths.count == posts)
+            #expect(store.finishCount(id) == 1)
+            let subscriptions = (try await rig.serverState(of: "user-p"))["subscriptions"] as? [Any] ?? []
+            #expect(subscriptions.isEmpty)
+        }
+    }
+
     @Test("restore on a device whose Apple ID bought for another user: moved under `transfer`, a conflict under `keep`")
     func restore() async throws {
         for policy in [AppConfiguration.TransferPolicy.transfer, .keep] {

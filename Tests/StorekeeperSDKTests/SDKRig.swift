@@ -122,11 +122,12 @@ struct SDKRig: Sendable {
     }
 
     /// A simulated App Store for the app, its clock at the server's.
-    func store(customer: String = "device-owner") throws -> SimulatedStoreClient {
+    func store(customer: String = "device-owner", originalApplicationVersion: String? = nil) throws -> SimulatedStoreClient {
         let model = StoreModel(
             app: SimulatedApp(bundleId: sdkBundleId, environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar, runId: 7,
             start: clock.now)
-        return try SimulatedStoreClient(model: model, customer: customer)
+        return try SimulatedStoreClient(
+            model: model, customer: customer, applicationVersion: "2.0", originalApplicationVersion: originalApplicationVersion)
     }
 
     /// The SDK's configuration for one device (its own storage directory).

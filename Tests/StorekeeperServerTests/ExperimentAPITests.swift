@@ -92,6 +92,16 @@ struct ExperimentAPITests {
             #expect(answer.paywall.id == "plain" && answer.experiment == nil)
             let draft = try decode(Definition.self, try await client.send(.get, base + "/experiments/paywall-test", h.app.secretKey))
             #expect(draft.status == "draft" && draft.phase == 0 && draft.coverage == 1 && draft.startedAt == nil)
+            // A merge patch: null puts an optional field back to its default (as the OpenAPI document says).
+            let changed = try await client.send(
+                .patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"coverage": 0.5, "seed": "s2"}"#)
+            #expect(try decode(Definition.self, changed).coverage == 0.5)
+            let reset = try await client.send(
+                .patch, base + "/experiments/paywall-test", h.app.secretKey,
+                #"{"coverage": null, "seed": null, "targeting": null, "hashVersion": null}"#)
+            #expect(reset.status == .ok)
+            let back = try decode(Definition.self, reset)
+            #expect(back.coverage == 1 && back.seed == draft.seed && back.phase == 0)
 
             let started = try await client.send(.patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"status": "running"}"#)
             #expect(try decode(Definition.self, started).startedAt == h.clock.now)
@@ -133,7 +143,7 @@ struct ExperimentAPITests {
 
             let actions = try await client.auditActions(h)
             #expect(actions.filter { $0 == "paywall" }.count == 2 && actions.contains("placement"))
-            #expect(actions.filter { $0 == "experiment" }.count == 7)
+            #expect(actions.filter { $0 == "experiment" }.count == 9)  // created, and 8 changes
         }
     }
 

@@ -29,6 +29,8 @@ extension StoreModel {
     public struct StatusItem: Sendable {
         public var status: SubscriptionStatus
         public var originalTransactionId: String
+        /// The latest transaction's id, and its JWS.
+        public var transactionId: String
         public var transaction: String
         public var renewalInfo: String
     }
@@ -37,12 +39,18 @@ extension StoreModel {
     /// a renewal info signed now.
     public func statuses(ofTransaction id: String) throws -> [(group: String, items: [StatusItem])]? {
         guard let customer = owner(ofTransaction: id) else { return nil }
+        return try statuses(ofCustomer: customer)
+    }
+
+    /// The statuses of the subscriptions of the customer named `customer`, by group (empty for a stranger).
+    public func statuses(ofCustomer customer: String) throws -> [(group: String, items: [StatusItem])] {
         var groups: [(group: String, items: [StatusItem])] = []
         for s in subscriptions(of: customer) {
             guard let latest = transactions[s.last.transactionId] else { continue }
             let original = s.originalTransactionId
             let item = StatusItem(
-                status: Self.notificationStatus(s.status), originalTransactionId: original, transaction: latest.jws,
+                status: Self.notificationStatus(s.status), originalTransactionId: original, transactionId: s.last.transactionId,
+                transaction: latest.jws,
                 renewalInfo: try ca.sign(renewalPayload(s, signedAt: now)))
             if let index = groups.firstIndex(where: { $0.group == s.group }) {
                 groups[index].items.append(item)

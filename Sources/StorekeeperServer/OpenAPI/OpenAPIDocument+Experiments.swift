@@ -72,8 +72,16 @@ extension OpenAPIDocument {
         return .object(properties: properties, additionalProperties: .a(false))
     }
 
-    static let experimentPatchSchema = JSONSchema.object(
-        properties: definitionProperties(creating: false), additionalProperties: .a(false))
+    /// A JSON merge patch: null puts an optional field back to its default (Schemathesis found `"targeting": null`
+    /// accepted while this said an object).
+    static let experimentPatchSchema: JSONSchema = {
+        var properties = definitionProperties(creating: false)
+        for field in ["seed", "winner", "coverage", "targeting", "namespace"] {
+            properties[field] = properties[field]?.nullableSchemaObject()
+        }
+        properties["hashVersion"] = .one(of: [.integer(allowedValues: 1, 2), .null()], core: .init(required: false))
+        return .object(properties: properties, additionalProperties: .a(false))
+    }()
 
     /// A stored definition; with `timestamps`, as the admin API shows it.
     static func experimentSchema(timestamps: Bool) -> JSONSchema {
