@@ -27,7 +27,7 @@ public final class SimulatedStoreClient: StoreClient {
     public let originalApplicationVersion: String
     /// When the customer first got the app (the store's time when this device was set up).
     public let originalPurchaseDate: Int64
-    private let state: LockedState<State>
+    private let state: Locked<State>
 
     /// A store of `model`'s app, on the device of `customer` (added to the model if new), running
     /// `applicationVersion` of the app, first got at `originalApplicationVersion`.
@@ -40,7 +40,7 @@ public final class SimulatedStoreClient: StoreClient {
         self.applicationVersion = applicationVersion
         self.originalApplicationVersion = originalApplicationVersion ?? applicationVersion
         self.originalPurchaseDate = model.now
-        self.state = LockedState(State(model: model))
+        self.state = Locked(State(model: model))
     }
 
     /// The simulator's clock (milliseconds since 1970).
@@ -220,20 +220,5 @@ public final class SimulatedStoreClient: StoreClient {
             payload.originalPlatform = .iOS
             return try? model.ca.sign(payload)
         }
-    }
-}
-
-/// A value behind an `NSLock` (`Synchronization.Mutex` needs iOS 18, and apps' tests run on older simulators).
-final class LockedState<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only read or written inside `withLock`, under `lock`.
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<T>(_ body: (inout Value) throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }
