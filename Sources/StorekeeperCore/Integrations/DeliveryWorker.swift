@@ -11,10 +11,12 @@ import Storage
 /// up another. A lane claims a batch of due deliveries under a lease (a claim pushes `next_attempt_at` past the
 /// batch's end; on PostgreSQL rows another server is claiming are skipped), reads their messages, sends them outside
 /// any transaction (at most the destination's concurrency at once, no faster than its rate limit), and records every
-/// outcome in one transaction, each only if its claim still holds. A lease that runs out (a killed server) makes the
+/// outcome in one transaction, each only if its claim still holds. While a batch is sent the next one is claimed and
+/// read, so the database's round trips overlap the requests; a claimed batch whose lease is a quarter gone before its
+/// turn is given back untried. A lease that runs out (a killed server) makes the
 /// rows due again: a delivery is sent at least once, with the same id every time.
 ///
-/// On graceful shutdown no new batch is claimed; requests in flight finish and are recorded.
+/// On graceful shutdown requests in flight finish and are recorded; a batch claimed ahead is given back untried.
 public struct DeliveryWorker: Service {
     let database: StorageDatabase
     let registry: AppRegistry
@@ -115,76 +117,151 @@ public struct DeliveryWorker: Service {
                 return
             }
             var pacer = Pacer(interval: destination.minimumInterval)
-            let batch = destination.claimLimit
-            let leaseMs = lease.wholeMilliseconds
-            while !Task.isShuttingDownGracefully {
-                let claimedAt = now
-                let token = Hex.random(bytes: 8)
-                let claimed = try await database.writing {
-                    try await $0.claimDeliveries(
-                        integration: id, now: claimedAt, leaseUntil: claimedAt + leaseMs, token: token, limit: batch)
+            let lane = Lane(
+                integration: integration, bundleId: bundleId, destination: destination, schedule: schedule, limit: destination.claimLimit,
+                leaseMs: lease.wholeMilliseconds)
+            var batch = try await claim(lane)
+            while let current = batch {
+                if Task.isShuttingDownGracefully {
+                    try await release(current, lane)
+                    return
                 }
-                if claimed.isEmpty { return }
-                let messages = try await database.reading {
-                    try await OutboundEvents.read(
-                        claimed, appId: integration.appId, bundleId: bundleId, details: destination.details, session: $0)
+                // Claimed while the batch before was sent: if that took long, too little of this one's lease is left
+                // to send it (another server could claim the rows meanwhile), so it goes back and a fresh claim follows.
+                if now - current.claimedAt > lane.leaseMs / 4 {
+                    try await release(current, lane)
+                    batch = try await claim(lane)
+                    continue
                 }
-                var attempts: [AttemptRecord] = []
-                var sendable: [(DeliveryRecord, OutboundEvent)] = []
-                for delivery in claimed {
-                    if let message = messages[delivery.eventSeq] {
-                        sendable.append((delivery, message))
-                    } else {
-                        attempts.append(
-                            Self.attempt(
-                                delivery, .rejected(reason: "the event is no longer stored"), nil, schedule: schedule, now: claimedAt))
-                    }
-                }
-                let groups = destination.batches(sendable.map(\.1)).map { Array(sendable[$0]) }
-                let outcomes = await send(groups.map { $0.map(\.1) }, via: destination, secrets: secretValues, pacer: &pacer)
-                var disabledFor: String?
-                var movedTo: [String: String]?
-                for (group, outcome) in zip(groups, outcomes) {
-                    for ((delivery, _), verdict) in zip(group, outcome.verdicts) {
-                        let attempt = Self.attempt(delivery, verdict, outcome, schedule: schedule, now: now)
-                        attempts.append(attempt)
-                        switch verdict {
-                        case .disableDestination(let reason):
-                            disabledFor = reason
-                            metrics.delivery(kind: integration.kind, outcome: "disabled")
-                        case .moved(_, let config):
-                            movedTo = (movedTo ?? [:]).merging(config) { _, new in new }
-                            metrics.delivery(kind: integration.kind, outcome: "moved")
-                        case .retryNow:
-                            metrics.delivery(kind: integration.kind, outcome: "requeued")
-                        case .delivered, .retry, .rejected:
-                            metrics.delivery(kind: integration.kind, outcome: attempt.status.rawValue)
-                        }
-                    }
-                }
-                let finishedAt = now
-                let disable = disabledFor
-                let recorded = attempts
-                let moved = movedTo
-                try await database.writing { session in
-                    try await session.recordAttempts(recorded, integration: id, token: token)
-                    if let disable { try await session.disableIntegration(id: id, reason: disable, at: finishedAt) }
-                    if let moved, disable == nil { try await session.mergeIntegrationConfig(id: id, fields: moved, at: finishedAt) }
-                }
-                if let disable {
+                // The next batch is claimed and read while this one is sent: the database's round trips overlap the
+                // requests instead of following them.
+                async let following = claim(lane)
+                let judged = await judge(current, lane, secrets: secretValues, pacer: &pacer)
+                try await record(judged, lane, token: current.token)
+                let next = try await following
+                if let disable = judged.disable {
+                    if let next { try await release(next, lane) }
                     logger.error(
                         "disabled a destination after a permanent answer", metadata: ["integration": "\(id)", "reason": "\(disable)"])
                     return
                 }
-                if moved != nil {
+                if judged.moved != nil {
+                    if let next { try await release(next, lane) }
                     // The next lane reads the new configuration.
                     logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
                     return
                 }
+                batch = next
             }
         } catch {
             // The claimed rows come back when their lease ends.
             logger.warning("a delivery batch failed", metadata: ["integration": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    /// What a lane sends to, and how.
+    struct Lane: Sendable {
+        let integration: IntegrationRecord
+        let bundleId: String
+        let destination: any Destination
+        let schedule: RetrySchedule
+        let limit: Int
+        let leaseMs: Int64
+    }
+
+    /// A claimed batch: its deliveries with their messages, and the attempts already known (events no longer stored).
+    struct ClaimedBatch: Sendable {
+        let token: String
+        let claimedAt: Int64
+        let claimed: [DeliveryRecord]
+        let sendable: [(DeliveryRecord, OutboundEvent)]
+        let attempts: [AttemptRecord]
+    }
+
+    /// A sent batch's outcomes, and what they say about the destination.
+    struct JudgedBatch: Sendable {
+        let attempts: [AttemptRecord]
+        let disable: String?
+        let moved: [String: String]?
+    }
+
+    /// Claims the lane's next due deliveries under a lease and reads their messages; nil when nothing is due.
+    private func claim(_ lane: Lane) async throws -> ClaimedBatch? {
+        let id = lane.integration.id
+        let claimedAt = now
+        let token = Hex.random(bytes: 8)
+        let claimed = try await database.writing {
+            try await $0.claimDeliveries(
+                integration: id, now: claimedAt, leaseUntil: claimedAt + lane.leaseMs, token: token, limit: lane.limit)
+        }
+        if claimed.isEmpty { return nil }
+        let messages = try await database.reading {
+            try await OutboundEvents.read(
+                claimed, appId: lane.integration.appId, bundleId: lane.bundleId, details: lane.destination.details, session: $0)
+        }
+        var attempts: [AttemptRecord] = []
+        var sendable: [(DeliveryRecord, OutboundEvent)] = []
+        for delivery in claimed {
+            if let message = messages[delivery.eventSeq] {
+                sendable.append((delivery, message))
+            } else {
+                attempts.append(
+                    Self.attempt(delivery, .rejected(reason: "the event is no longer stored"), nil, schedule: lane.schedule, now: claimedAt)
+                )
+            }
+        }
+        return ClaimedBatch(token: token, claimedAt: claimedAt, claimed: claimed, sendable: sendable, attempts: attempts)
+    }
+
+    /// Gives a claimed batch back untried: due at once (for this lane's next claim, or another server's).
+    private func release(_ batch: ClaimedBatch, _ lane: Lane) async throws {
+        let now = self.now
+        let id = lane.integration.id
+        let seqs = batch.claimed.map(\.eventSeq)
+        try await database.writing { try await $0.releaseDeliveries(integration: id, eventSeqs: seqs, token: batch.token, at: now) }
+    }
+
+    /// Sends a claimed batch and judges every delivery by its answer.
+    private func judge(_ batch: ClaimedBatch, _ lane: Lane, secrets: [String], pacer: inout Pacer) async -> JudgedBatch {
+        let kind = lane.integration.kind
+        let sendable = batch.sendable
+        let groups = lane.destination.batches(sendable.map(\.1)).map { Array(sendable[$0]) }
+        let outcomes = await send(groups.map { $0.map(\.1) }, via: lane.destination, secrets: secrets, pacer: &pacer)
+        var attempts = batch.attempts
+        var disabledFor: String?
+        var movedTo: [String: String]?
+        let now = self.now
+        for (group, outcome) in zip(groups, outcomes) {
+            for ((delivery, _), verdict) in zip(group, outcome.verdicts) {
+                let attempt = Self.attempt(delivery, verdict, outcome, schedule: lane.schedule, now: now)
+                attempts.append(attempt)
+                switch verdict {
+                case .disableDestination(let reason):
+                    disabledFor = reason
+                    metrics.delivery(kind: kind, outcome: "disabled")
+                case .moved(_, let config):
+                    movedTo = (movedTo ?? [:]).merging(config) { _, new in new }
+                    metrics.delivery(kind: kind, outcome: "moved")
+                case .retryNow:
+                    metrics.delivery(kind: kind, outcome: "requeued")
+                case .delivered, .retry, .rejected:
+                    metrics.delivery(kind: kind, outcome: attempt.status.rawValue)
+                }
+            }
+        }
+        return JudgedBatch(attempts: attempts, disable: disabledFor, moved: movedTo)
+    }
+
+    /// Records a judged batch's outcomes (each only if its claim still holds) and what they did to the destination.
+    private func record(_ judged: JudgedBatch, _ lane: Lane, token: String) async throws {
+        let id = lane.integration.id
+        let finishedAt = now
+        try await database.writing { session in
+            try await session.recordAttempts(judged.attempts, integration: id, token: token)
+            if let disable = judged.disable { try await session.disableIntegration(id: id, reason: disable, at: finishedAt) }
+            if let moved = judged.moved, judged.disable == nil {
+                try await session.mergeIntegrationConfig(id: id, fields: moved, at: finishedAt)
+            }
         }
     }
 
