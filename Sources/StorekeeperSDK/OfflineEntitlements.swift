@@ -61,13 +61,11 @@ public final class DeviceEntitlements: Sendable {
         return payloads
     }
 
-    /// The entitlement engine's state of signed transactions (and renewal infos' JWS) at `now`, as the SDK computes
-    /// it when the server cannot be reached (decoded, not verified).
-    public func state(of transactions: [StoreTransaction], renewalInfos: [String] = [], catalog: Catalog, now: Date) -> CustomerState {
+    /// The entitlement engine's state of signed transactions at `now`, as the SDK computes it when the server cannot
+    /// be reached (the transactions are decoded, not verified).
+    public func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
         OfflineEntitlements.state(
-            of: payloads(of: transactions),
-            renewals: renewalInfos.compactMap { OfflineEntitlements.payload(of: $0, as: JWSRenewalInfoDecodedPayload.self) },
-            catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
+            of: payloads(of: transactions), catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }
 }
 

@@ -125,6 +125,8 @@ extension Storekeeper {
                     transaction: item.transaction.jwsRepresentation, for: item.appUserId, idempotencyKey: item.idempotencyKey))
         } catch  where error.isPermanent {
             log("the server refused transaction \(id) for good: \(error)")
+            // The device's own count took the transaction in; the server's word stands now.
+            computed.withLock { $0 = nil }
             outcome = .refused(error)
         } catch {
             await queue.release(id)

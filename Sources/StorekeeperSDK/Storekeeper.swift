@@ -24,8 +24,9 @@ public final class Storekeeper: Sendable {
     private let cached: Locked<CachedCustomer?>
     private let catalog: Locked<CachedCatalog?>
     private let definitions: Locked<ExperimentDefinitionSet?>
-    /// The device's own computation, while it is newer than the server's answer (a purchase not posted yet).
-    private let computed = Locked<CustomerInfo?>(nil)
+    /// The device's latest own computation (a purchase not posted yet); it stands only while it is newer than the
+    /// server's latest answer (a 200 or a 304), and a refusal of a queued purchase drops it.
+    let computed = Locked<CustomerInfo?>(nil)
     /// The latest server time known, and when (monotonic) it was learnt.
     private let serverTime: Locked<(requestDate: Int64, receivedAt: Duration)?>
     private let tasks = Locked<[Task<Void, Never>]>([])
@@ -212,9 +213,11 @@ public final class Storekeeper: Sendable {
     /// or the device's own computation when that is newer (a purchase the server has not seen yet). Nil only before
     /// the first answer ever.
     public var cachedCustomerInfo: CustomerInfo? {
-        let appUserId = self.appUserId
-        if let computed = computed.current, computed.appUserId == appUserId { return computed }
-        return serverInfo
+        let server = serverInfo
+        if let computed = computed.current, computed.appUserId == appUserId, server.map({ computed.receivedAt > $0.receivedAt }) ?? true {
+            return computed
+        }
+        return server
     }
 
     /// The server's last answer for the current app user.
@@ -285,7 +288,6 @@ public final class Storekeeper: Sendable {
         guard info.appUserId == appUserId else { return }
         let customer = CachedCustomer(info: info, etag: etag)
         cached.withLock { $0 = customer }
-        computed.withLock { $0 = nil }
         do {
             try storage.set(try APIClient.encoder.encode(customer), forKey: StorageKeys.customerInfo(info.appUserId))
         } catch {

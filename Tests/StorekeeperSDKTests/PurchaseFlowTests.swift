@@ -169,6 +169,29 @@ struct PurchaseFlowTests {
         }
     }
 
+    @Test("bought offline, then refused for good by the server: the device's own count gives way, even to a 304")
+    func offlineCountGivesWayToRefusal() async throws {
+        try await SDKRig.run { rig in
+            let model = StoreModel(
+                app: SimulatedApp(bundleId: "com.example.other", environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar,
+                runId: 7, start: rig.clock.now)
+            let store = try SimulatedStoreClient(model: model)
+            let transport = FaultyTransport()
+            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-r", transport: transport), store: store)
+            await sdk.waitUntilStarted()
+            transport.set(.down)
+            // Offline, the device counts its own purchase (the server has not seen it).
+            #expect(try await sdk.purchase("pro.monthly").source == .device)
+            #expect(sdk.cachedCustomerInfo?.isActive("pro") == true)
+
+            transport.set(.pass)
+            // The queued post is refused (another app's transaction); the server's answer is unchanged (304).
+            let online = try await sdk.customerInfo(policy: .fetchCurrent)
+            #expect(online.source == .server && !online.isActive("pro"))
+            #expect(sdk.cachedCustomerInfo?.source == .server && sdk.cachedCustomerInfo?.isActive("pro") == false)
+        }
+    }
+
     @Test("restore on a device whose Apple ID bought for another user: moved under `transfer`, a conflict under `keep`")
     func restore() async throws {
         for policy in [AppConfiguration.TransferPolicy.transfer, .keep] {
