@@ -162,6 +162,30 @@ struct LedgerSummaryTests {
             try await database.writing { try await $0.rebuildLedgerSummary(appId: "app_1") }
             let rebuilt = try await Self.summaries(database)
             Self.expectSame(rebuilt.stored, stored, "rebuilt")
+
+            // A renewal alters its predecessor's `next_…` columns only, a late change moves a row to another day:
+            // each row reads back as written, at the rate of its own day (the first kept, the second looked up).
+            _ = try await database.writing {
+                try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2026-03-01,EUR,1.25\n"))
+            }
+            let march = Self.origin + 59 * Self.day
+            var c4 = try #require(ledgers["c4"])
+            let euro = c4.indices.filter { c4[$0].currency == "EUR" }
+            try #require(euro.count >= 2)
+            (c4[euro[0]].nextStart, c4[euro[0]].nextMonthlyPrice) = ((c4[euro[0]].end ?? c4[euro[0]].start) + Self.day, 1234)
+            c4[euro[1]].start = c4[euro[1]].start < march ? Self.origin + 70 * Self.day + 5 : Self.origin + 10 * Self.day + 5
+            let renewed = c4
+            try await database.writing { try await $0.replaceLedger(customerId: "c4", environment: "Production", with: renewed) }
+            let rows = try await database.reading {
+                try await $0.storedLedger(customerId: "c4", environment: "Production", transactions: [])
+            }
+            #expect(Set(rows.values.map(\.entry)) == Set(renewed))
+            for index in euro.prefix(2) {
+                let row = rows[renewed[index].transactionId]
+                #expect(row?.usdRate == (renewed[index].start < march ? 1.08 : 1.25), "\(renewed[index].transactionId)")
+            }
+            (stored, fresh) = try await Self.summaries(database)
+            Self.expectSame(stored, fresh, "after a renewal and a move to another day")
         }
     }
 
