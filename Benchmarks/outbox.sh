@@ -15,6 +15,7 @@
 #   STOREKEEPER_BIN=/path/to/storekeeper Benchmarks/outbox.sh
 #   WORK=/tmp/tmp.XXXX Benchmarks/outbox.sh   # reuse a previous run's generated notifications
 #   PHASES=cost Benchmarks/outbox.sh          # only the ingest comparison (PHASES=delivery: only the throughput)
+#   COST_LOADS=fresh PHASES=cost Benchmarks/outbox.sh   # only its new-subscriptions load (COST_LOADS=load: renewals)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -26,6 +27,7 @@ connections=${CONNECTIONS:-16}
 duration=${DURATION:-10}
 databases=${DATABASES:-"sqlite postgres"}
 rounds=${ROUNDS:-5}
+cost_loads=${COST_LOADS:-"load fresh"}   # the ingest comparison's loads: renewals, new subscriptions (see 2.)
 
 if [ -z "${STOREKEEPER_BIN:-}" ]; then swift build -c release --product storekeeper > /dev/null; fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null && swift build -c release --product WebhookReceiver > /dev/null)
@@ -35,6 +37,7 @@ work=${WORK:-$(mktemp -d)}
 echo "work directory: $work"
 [ -s "$work/events/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/events" "$events_customers" 3 com.example.load
 [ -s "$work/load/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" 4 com.example.load
+[ -s "$work/fresh/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/fresh" "$((customers * 5))" 0 com.example.load
 cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
 JSON
@@ -118,29 +121,35 @@ PY
 
   if [[ " ${PHASES:-delivery cost} " == *" cost "* ]]; then
     # 2. What the outbox adds to ingest: its rows alone (a paused destination), and its rows with their delivery
-    #    running on the same cores (an enabled one).
-    results=()
-    for round in $(seq 1 "$rounds"); do
-        for build in without paused with; do
-            fresh_database "$database" storekeeper_bench_outbox_cost
-            target=$url; [ "$database" = postgres ] && target=storekeeper_bench_outbox_cost
-            create_app "$url" "$work/load"
-            start_server "$url" "$work/serve-cost.log"
-            [ "$build" = with ] && create_webhook true > /dev/null
-            [ "$build" = paused ] && create_webhook false > /dev/null
-            rate=$(PAYLOADS="$work/load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
-                -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
-                sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
-            sleep 1
-            delivered=$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")
-            written=$(sql "$database" "$target" "select count(*) from deliveries")
-            kill -TERM "$pid"; wait "$pid" || true
-            echo "[$database] ingest, $build destination, round $round: $rate req/s ($written deliveries written, $delivered delivered meanwhile)"
-            results+=("$build $rate")
+    #    running on the same cores (an enabled one). Two loads: server.sh's renewals (each subscriber's five
+    #    notifications posted back to back, all dated in the past: each period has expired by the time it arrives, so
+    #    every renewal also records an expiry and retracts the one before, about 2.7 deliveries a notification), and
+    #    new subscriptions (each period current when it arrives, as live traffic is: one event, one delivery each).
+    for load in $cost_loads; do
+        results=()
+        for round in $(seq 1 "$rounds"); do
+            for build in without paused with; do
+                fresh_database "$database" storekeeper_bench_outbox_cost
+                target=$url; [ "$database" = postgres ] && target=storekeeper_bench_outbox_cost
+                create_app "$url" "$work/$load"
+                start_server "$url" "$work/serve-cost.log"
+                [ "$build" = with ] && create_webhook true > /dev/null
+                [ "$build" = paused ] && create_webhook false > /dev/null
+                rate=$(PAYLOADS="$work/$load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
+                    -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
+                    sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
+                sleep 1
+                delivered=$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")
+                written=$(sql "$database" "$target" "select count(*) from deliveries")
+                kill -TERM "$pid"; wait "$pid" || true
+                echo "[$database] ingest ($load), $build destination, round $round: $rate req/s ($written deliveries written, $delivered delivered meanwhile)"
+                results+=("$build $rate")
+            done
         done
+        printf '%s\n' "${results[@]}" | grep -v '^paused' |
+            median_ratio "$database" "an enabled webhook destination (writing and delivering; $load)"
+        printf '%s\n' "${results[@]}" | grep -v '^with ' | sed 's/^paused/with/' |
+            median_ratio "$database" "a paused webhook destination (the outbox's rows alone; $load)"
     done
-    printf '%s\n' "${results[@]}" | grep -v '^paused' | median_ratio "$database" "an enabled webhook destination (writing and delivering)"
-    printf '%s\n' "${results[@]}" | grep -v '^with ' | sed 's/^paused/with/' |
-        median_ratio "$database" "a paused webhook destination (the outbox's rows alone)"
   fi
 done

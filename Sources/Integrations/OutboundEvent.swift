@@ -92,9 +92,12 @@ enum JSONText {
     static func object(_ members: [(String, String)], then object: String? = nil) -> String {
         var inner = members.map { string($0.0) + ":" + $0.1 }.joined(separator: ",")
         if let object {
-            let trimmed = object.trimmingCharacters(in: .whitespacesAndNewlines)
-            let body = trimmed.hasPrefix("{") && trimmed.hasSuffix("}") ? String(trimmed.dropFirst().dropLast()) : ""
-            if !body.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { inner += (inner.isEmpty ? "" : ",") + body }
+            // Stored JSON is written without spaces around it: its braces are its first and last bytes, and the
+            // members are what lies between (a copy of the text only when it was written otherwise).
+            let bare = object.utf8.first == UInt8(ascii: "{") && object.utf8.last == UInt8(ascii: "}")
+            let trimmed = bare ? Substring(object) : Substring(object.trimmingCharacters(in: .whitespacesAndNewlines))
+            let body = trimmed.hasPrefix("{") && trimmed.hasSuffix("}") ? trimmed.dropFirst().dropLast() : ""
+            if body.contains(where: { !$0.isWhitespace }) { inner += (inner.isEmpty ? "" : ",") + body }
         }
         return "{" + inner + "}"
     }

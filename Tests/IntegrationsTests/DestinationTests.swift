@@ -37,6 +37,26 @@ import Testing
         #expect((data["app"] as? [String: Any])?["bundleId"] as? String == "com.example.app")
     }
 
+    @Test(arguments: [
+        #"{"state":"active"}"#, #" {"state": "active"} "#, "{\"state\":\"active\"}\n", "\n\t{ \"state\" : \"active\" }",
+    ])
+    func theCustomersStoredStateIsMergedHoweverItWasWritten(_ state: String) throws {
+        var event = Self.event()
+        event.stateJSON = state
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(WebhookDelivery.body(event).utf8)) as? [String: Any])
+        let customer = try #require((body["data"] as? [String: Any])?["customer"] as? [String: Any])
+        #expect(customer["state"] as? String == "active" && customer["customerId"] as? String == "cus_1")
+    }
+
+    @Test(arguments: ["{}", " { } ", "", "null"])
+    func anEmptyOrMissingStateAddsNothing(_ state: String) throws {
+        var event = Self.event()
+        event.stateJSON = state
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(WebhookDelivery.body(event).utf8)) as? [String: Any])
+        let customer = try #require((body["data"] as? [String: Any])?["customer"] as? [String: Any])
+        #expect(Set(customer.keys) == ["customerId", "appUserId", "aliases"])
+    }
+
     @Test func slackGetsAReadableMessageAndItsAnswersMeanWhatSlackSays() throws {
         let slack = SlackDestination(url: "https://hooks.slack.test/services/T/B/x")
         let request = try #require(try slack.requests(for: [Self.event()], now: 0).first)

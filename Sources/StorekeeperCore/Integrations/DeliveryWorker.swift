@@ -34,6 +34,10 @@ public struct DeliveryWorker: Service {
     /// The least time between two looks for due deliveries: a burst of commits (each pokes) is looked at once, not
     /// once per commit. Running lanes claim on their own meanwhile.
     var scanSpacing: Duration = .milliseconds(25)
+    /// How long a lane that has caught up (its last claim was not full) waits before claiming again: the deliveries
+    /// that come due meanwhile go out in one batch, at a claim's and a record's cost, instead of one by one as each
+    /// commit makes them due.
+    var gatherDelay: Duration = .milliseconds(200)
     private let lanes = NIOLockedValueBox(Set<String>())
 
     init(
@@ -134,8 +138,9 @@ public struct DeliveryWorker: Service {
                     continue
                 }
                 // The next batch is claimed and read while this one is sent: the database's round trips overlap the
-                // requests instead of following them.
-                async let following = claim(lane)
+                // requests instead of following them. Once the lane has caught up, it gathers for a moment first.
+                let gather = current.claimed.count < lane.limit ? gatherDelay : .zero
+                async let following = claim(lane, after: gather)
                 let judged = await judge(current, lane, secrets: secretValues, pacer: &pacer)
                 try await record(judged, lane, token: current.token)
                 let next = try await following
@@ -185,8 +190,10 @@ public struct DeliveryWorker: Service {
         let moved: [String: String]?
     }
 
-    /// Claims the lane's next due deliveries under a lease and reads their messages; nil when nothing is due.
-    private func claim(_ lane: Lane) async throws -> ClaimedBatch? {
+    /// Claims the lane's next due deliveries under a lease and reads their messages, after `delay` (cut short when the
+    /// server stops); nil when nothing is due.
+    private func claim(_ lane: Lane, after delay: Duration = .zero) async throws -> ClaimedBatch? {
+        if delay > .zero { try? await cancelWhenGracefulShutdown { try await Task.sleep(for: delay) } }
         let id = lane.integration.id
         let claimedAt = now
         let token = Hex.random(bytes: 8)
