@@ -134,16 +134,22 @@ struct PurchaseFlowTests {
         }
     }
 
+    /// A store that signs for another app (the server refuses its transactions for good), and an SDK started on it.
+    static func otherAppsStore(_ rig: SDKRig, appUserId: String) async throws -> (SimulatedStoreClient, FaultyTransport, Storekeeper) {
+        let model = StoreModel(
+            app: SimulatedApp(bundleId: "com.example.other", environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar,
+            runId: 7, start: rig.clock.now)
+        let store = try SimulatedStoreClient(model: model)
+        let transport = FaultyTransport()
+        let sdk = Storekeeper(configuration: rig.configuration(appUserId: appUserId, transport: transport), store: store)
+        await sdk.waitUntilStarted()
+        return (store, transport, sdk)
+    }
+
     @Test("a purchase the server refuses for good (signed for another app): an error, finished once, never posted again")
     func permanentRefusal() async throws {
         try await SDKRig.run { rig in
-            let model = StoreModel(
-                app: SimulatedApp(bundleId: "com.example.other", environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar,
-                runId: 7, start: rig.clock.now)
-            let store = try SimulatedStoreClient(model: model)
-            let transport = FaultyTransport()
-            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-p", transport: transport), store: store)
-            await sdk.waitUntilStarted()
+            let (store, transport, sdk) = try await Self.otherAppsStore(rig, appUserId: "user-p")
             do throws(StorekeeperSDK.StorekeeperError) {
                 let info = try await sdk.purchase("pro.monthly")
                 Issue.record("a transaction of another app was accepted: \(info.activeEntitlements)")
@@ -172,13 +178,7 @@ struct PurchaseFlowTests {
     @Test("bought offline, then refused for good by the server: the device's own count gives way, even to a 304")
     func offlineCountGivesWayToRefusal() async throws {
         try await SDKRig.run { rig in
-            let model = StoreModel(
-                app: SimulatedApp(bundleId: "com.example.other", environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar,
-                runId: 7, start: rig.clock.now)
-            let store = try SimulatedStoreClient(model: model)
-            let transport = FaultyTransport()
-            let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-r", transport: transport), store: store)
-            await sdk.waitUntilStarted()
+            let (store, transport, sdk) = try await Self.otherAppsStore(rig, appUserId: "user-r")
             transport.set(.down)
             // Offline, the device counts its own purchase (the server has not seen it).
             #expect(try await sdk.purchase("pro.monthly").source == .device)
