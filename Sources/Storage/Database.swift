@@ -304,17 +304,13 @@ final class NIOLockedCounter: Sendable {
 }
 
 extension StorageDatabase {
-    /// A write transaction over the repositories. What its ledger changes move the hourly summary by is written last,
-    /// just before it commits.
+    /// A write transaction over the repositories.
     public func writing<T: Sendable>(
         deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (StorageSession) async throws -> T
     ) async throws -> T {
         let kind = self.kind
         return try await transaction(deadline: deadline) {
-            let session = StorageSession(sql: $0, kind: kind)
-            let value = try await body(session)
-            try await session.applyLedgerSummaryChanges()
-            return value
+            try await body(StorageSession(sql: $0, kind: kind))
         }
     }
 
@@ -329,9 +325,6 @@ extension StorageDatabase {
 public struct StorageSession: Sendable {
     public let sql: any SQLDatabase
     public let kind: StorageDatabase.Kind
-    /// The hourly summary's pending changes (`maintainingLedgerSummary`); a session made here rather than by `writing`
-    /// must `applyLedgerSummaryChanges()` before it commits.
-    let summaryChanges = LedgerSummaryChanges()
 
     public init(sql: any SQLDatabase, kind: StorageDatabase.Kind) {
         self.sql = sql

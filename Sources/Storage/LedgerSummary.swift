@@ -1,125 +1,104 @@
-import NIOConcurrencyHelpers
 import SQLKit
 
 /// The money ledger summed per app, environment, product and UTC hour (`ledger_hourly`): what the metrics over many
 /// subscriptions read instead of the ledger's rows. It is derived like the ledger and moves with it in the same
-/// transaction, by the difference between the sums of the rows a change rewrites, taken before and after it;
-/// `rebuildLedgerSummary` computes it again from the ledger.
+/// transaction: triggers on `ledger` (`createTriggers`) add what every inserted, updated or deleted row moves the
+/// sums by, so that no writer of the ledger can leave it behind and a customer's recompute writes the ledger in one
+/// statement. `rebuildLedgerSummary` computes it again from the ledger.
 ///
-/// A transaction does not update the summary's rows: every customer of an app writing in the same hour would wait on
-/// the same row's lock until the one before it commits. It appends its differences to `ledger_hourly_changes`
-/// instead (inserts, which wait on nobody), readers add those to the summary (`summing`), and
-/// `foldLedgerSummaryChanges` moves them into it now and then (the server's `LedgerSummaryFolder`).
+/// A write does not update the summary's rows: every customer of an app writing in the same hour would wait on the
+/// same row's lock until the one before it commits. The triggers append the rows a write replaced and wrote to
+/// `ledger_moves` instead (inserts, which wait on nobody, and small enough that a statement which fires them is quick to
+/// prepare), readers add their sums to the summary (`summing`), and `foldLedgerSummaryChanges` moves them into it now
+/// and then (the server's `LedgerSummaryFolder`).
 ///
-/// Its definition lives beside the schema because the migration that creates the table fills it from the ledger.
+/// Its definition lives beside the schema because the migrations that create the table and its triggers use it.
 public enum LedgerSummary {
     public static let table = "ledger_hourly"
-    /// Differences not yet folded into `table`: the same keys and columns, in the order they were written.
-    public static let changesTable = "ledger_hourly_changes"
+    /// Ledger rows as written (`sign` 1) and as replaced or deleted (`sign` -1), in the order they were (`seq`), with
+    /// the columns the sums read: what is not folded into `table` yet.
+    public static let movesTable = "ledger_moves"
+    /// Where the differences waited before `movesTable` (from migration 5 until 9 folds them in).
+    static let changesTable = "ledger_hourly_changes"
     /// The summary's grain: a UTC hour (every zone whose offset is a whole number of hours is served by it).
     public static let hour: Int64 = 3_600_000
 
     // MARK: - What the sums count
 
-    // Each rule is written twice, in SQL (filling the summary from the ledger, and the metrics that read the ledger's
-    // rows) and in Swift (moving the summary by a customer's changed rows without asking the database to plan a
-    // query): the tests hold the two to the same sums on random ledgers.
-
     /// A paid subscription period: an auto-renewable's period other than a free trial, not family-shared, not free.
     public static let paid =
         "kind IN ('intro', 'promo', 'offerCode', 'winBack', 'regular') AND family_shared = 0 AND (price IS NULL OR price > 0)"
-    static func isPaid(_ row: LedgerFigures) -> Bool {
-        ["intro", "promo", "offerCode", "winBack", "regular"].contains(row.kind) && !row.familyShared && (row.price.map { $0 > 0 } ?? true)
-    }
     public static let trial = "kind = 'trial' AND family_shared = 0"
-    static func isTrial(_ row: LedgerFigures) -> Bool { row.kind == "trial" && !row.familyShared }
     /// Revenue: anything paid for, not family-shared.
     public static let revenue = "kind <> 'trial' AND family_shared = 0 AND price > 0"
-    static func isRevenue(_ row: LedgerFigures) -> Bool { row.kind != "trial" && !row.familyShared && (row.price ?? 0) > 0 }
     /// Rows that grant access for a while: counted from their start until their access ends (never when it ends
     /// before it starts).
     static let lasting = "(active_until IS NULL OR active_until > start_at)"
-    static func isLasting(_ row: LedgerFigures) -> Bool { row.activeUntil.map { $0 > row.start } ?? true }
 
     /// USD of a money column (NULL without a rate: sums leave it out, and metrics report it apart).
     public static func usd(_ column: String) -> String { "usd_rate * \(column) / 1000" }
-    static func usd(_ row: LedgerFigures, _ amount: Int64?) -> Double? {
-        guard let rate = row.usdRate, let amount else { return nil }
-        return rate * Double(amount) / 1000
-    }
     /// Estimated proceeds of a money column: less the commission, less tax included in the price.
     public static func proceeds(_ column: String) -> String {
         "usd_rate * (\(column)) * (1000 - commission_per_mille) / (1000 + COALESCE(tax_per_mille, 0)) / 1000"
     }
-    static func proceeds(_ row: LedgerFigures, _ amount: Int64?) -> Double? {
-        guard let rate = row.usdRate, let amount else { return nil }
-        return rate * Double(amount) * Double(1000 - row.commissionPerMille) / Double(1000 + (row.taxPerMille ?? 0)) / 1000
-    }
+    /// The ledger's columns the sums read (and the keys), with their types: a change to any other column moves no sum.
+    /// A sum that read another would fail on `movesTable`, which carries only these.
+    static let read: [(name: String, type: SQLDataType)] = [
+        ("app_id", .text), ("environment", .text), ("product_id", .text), ("group_id", .text), ("kind", .text),
+        ("start_at", .bigint), ("active_until", .bigint), ("renewal_number", .bigint), ("price", .bigint),
+        ("family_shared", .bigint), ("refunded_at", .bigint), ("refund_amount", .bigint), ("monthly_price", .bigint),
+        ("commission_per_mille", .bigint), ("tax_per_mille", .bigint), ("will_renew", .bigint), ("acquisition", .text),
+        ("usd_rate", .custom(SQLRaw("DOUBLE PRECISION"))),
+    ]
 
     /// A sum over ledger rows. A `running` sum is kept twice: added in the hour a row starts (`<name>_started`) and in
     /// the hour its access ends (`<name>_ended`), so that what is active at an hour is the difference of the two
     /// summed over the hours before it. Any other sum is booked in the hour its row starts.
     public struct Sum: Sendable {
         public let name: String
-        /// The rows it counts, in SQL and in Swift.
+        /// The rows it counts.
         public let predicate: String
-        let counts: @Sendable (LedgerFigures) -> Bool
-        /// What each of those rows adds, in SQL and in Swift (`nil` for SQL's NULL: nothing).
+        /// What each of those rows adds (SQL's NULL: nothing).
         public let expression: String
-        let value: @Sendable (LedgerFigures) -> Double?
         public let running: Bool
 
         /// The summary's columns for this sum.
         public var columns: [String] { running ? [name + "_started", name + "_ended"] : [name] }
     }
 
-    static func count(_ name: String, _ predicate: String, _ counts: @escaping @Sendable (LedgerFigures) -> Bool, running: Bool) -> Sum {
-        Sum(name: name, predicate: predicate, counts: counts, expression: "1", value: { _ in 1 }, running: running)
+    static func count(_ name: String, _ predicate: String, running: Bool) -> Sum {
+        Sum(name: name, predicate: predicate, expression: "1", running: running)
     }
 
-    public static let activePaid = count("paid", paid, isPaid, running: true)
+    public static let activePaid = count("paid", paid, running: true)
     public static let activePaidRenewOff = Sum(
-        name: "paid_renew_off", predicate: paid, counts: isPaid, expression: "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END",
-        value: { $0.willRenew == false ? 1 : 0 }, running: true)
-    public static let activeMRR = Sum(
-        name: "paid_mrr", predicate: paid, counts: isPaid, expression: usd("monthly_price"), value: { usd($0, $0.monthlyPrice) },
-        running: true)
+        name: "paid_renew_off", predicate: paid, expression: "CASE WHEN will_renew = 0 THEN 1 ELSE 0 END", running: true)
+    public static let activeMRR = Sum(name: "paid_mrr", predicate: paid, expression: usd("monthly_price"), running: true)
     public static let activeMRRProceeds = Sum(
-        name: "paid_mrr_proceeds", predicate: paid, counts: isPaid, expression: proceeds("monthly_price"),
-        value: { proceeds($0, $0.monthlyPrice) }, running: true)
-    public static let activeTrials = count("trial", trial, isTrial, running: true)
+        name: "paid_mrr_proceeds", predicate: paid, expression: proceeds("monthly_price"), running: true)
+    public static let activeTrials = count("trial", trial, running: true)
 
-    public static let trialsStarted = count("trials", trial, isTrial, running: false)
+    public static let trialsStarted = count("trials", trial, running: false)
     static let acquired = paid + " AND acquisition IS NOT NULL"
-    static func isAcquired(_ row: LedgerFigures) -> Bool { isPaid(row) && row.acquisition != nil }
     static func acquisition(_ name: String, _ kind: String) -> Sum {
-        Sum(
-            name: name, predicate: acquired, counts: isAcquired, expression: "CASE WHEN acquisition = '\(kind)' THEN 1 ELSE 0 END",
-            value: { $0.acquisition == kind ? 1 : 0 }, running: false)
+        Sum(name: name, predicate: acquired, expression: "CASE WHEN acquisition = '\(kind)' THEN 1 ELSE 0 END", running: false)
     }
     public static let acquiredNew = acquisition("acquired_new", "new")
     public static let acquiredByConversion = acquisition("acquired_conversion", "trialConversion")
     public static let acquiredBack = acquisition("acquired_resubscription", "resubscription")
-    public static let sales = count("sales", revenue, isRevenue, running: false)
+    public static let sales = count("sales", revenue, running: false)
     public static let salesRefunded = Sum(
-        name: "sales_refunded", predicate: revenue, counts: isRevenue, expression: "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END",
-        value: { $0.refundedAt == nil ? 0 : 1 }, running: false)
-    public static let gross = Sum(
-        name: "gross", predicate: revenue, counts: isRevenue, expression: usd("price"), value: { usd($0, $0.price) }, running: false)
-    public static let refunds = Sum(
-        name: "refunds", predicate: revenue, counts: isRevenue, expression: usd("COALESCE(refund_amount, 0)"),
-        value: { usd($0, $0.refundAmount ?? 0) }, running: false)
+        name: "sales_refunded", predicate: revenue, expression: "CASE WHEN refunded_at IS NULL THEN 0 ELSE 1 END", running: false)
+    public static let gross = Sum(name: "gross", predicate: revenue, expression: usd("price"), running: false)
+    public static let refunds = Sum(name: "refunds", predicate: revenue, expression: usd("COALESCE(refund_amount, 0)"), running: false)
     public static let netProceeds = Sum(
-        name: "net_proceeds", predicate: revenue, counts: isRevenue, expression: proceeds("price - COALESCE(refund_amount, 0)"),
-        value: { row in proceeds(row, row.price.map { $0 - (row.refundAmount ?? 0) }) }, running: false)
+        name: "net_proceeds", predicate: revenue, expression: proceeds("price - COALESCE(refund_amount, 0)"), running: false)
     public static let newGross = Sum(
-        name: "new_gross", predicate: revenue, counts: isRevenue,
-        expression: "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(usd("price")) ELSE 0 END",
-        value: { ($0.renewalNumber ?? 0) == 0 ? usd($0, $0.price) : 0 }, running: false)
+        name: "new_gross", predicate: revenue, expression: "CASE WHEN COALESCE(renewal_number, 0) = 0 THEN \(usd("price")) ELSE 0 END",
+        running: false)
     public static let renewalGross = Sum(
-        name: "renewal_gross", predicate: revenue, counts: isRevenue,
-        expression: "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(usd("price")) ELSE 0 END",
-        value: { ($0.renewalNumber ?? 0) > 0 ? usd($0, $0.price) : 0 }, running: false)
+        name: "renewal_gross", predicate: revenue,
+        expression: "CASE WHEN COALESCE(renewal_number, 0) > 0 THEN \(usd("price")) ELSE 0 END", running: false)
 
     public static let sums: [Sum] = [
         activePaid, activePaidRenewOff, activeMRR, activeMRRProceeds, activeTrials, trialsStarted, acquiredNew,
@@ -141,6 +120,32 @@ public enum LedgerSummary {
         try await keysAndSums(db.create(table: changesTable).column("seq", type: .bigint, .primaryKey(autoIncrement: true))).run()
     }
 
+    /// Replaces the differences table with `movesTable` and the ledger's triggers that fill it: the differences
+    /// waiting are folded in first.
+    static func moveByTriggers(_ db: any SQLDatabase) async throws {
+        var moves = db.create(table: movesTable)
+            .column("seq", type: .bigint, .primaryKey(autoIncrement: true))
+            .column("sign", type: .bigint, .notNull)
+        for (name, type) in read { moves = moves.column(name, type: type) }
+        try await moves.run()
+        let summed = columns.map { "SUM(\($0))" }.joined(separator: ", ")
+        try await db.raw(
+            """
+            INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", ")))
+            SELECT \(unsafeRaw: keys.joined(separator: ", ")), \(unsafeRaw: summed) FROM \(unsafeRaw: changesTable) WHERE true
+            GROUP BY \(unsafeRaw: keys.joined(separator: ", ")) \(unsafeRaw: addingOnConflict)
+            """
+        ).run()
+        try await db.drop(table: changesTable).run()
+        try await createTriggers(db)
+    }
+
+    /// An `ON CONFLICT` clause that adds the inserted sums to the summary's row for the same key.
+    static var addingOnConflict: String {
+        "ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET "
+            + columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
+    }
+
     /// The summary's key columns and a DOUBLE PRECISION per sum column, added to a table being created.
     private static func keysAndSums(_ table: SQLCreateTableBuilder) -> SQLCreateTableBuilder {
         var table =
@@ -154,22 +159,32 @@ public enum LedgerSummary {
         return table
     }
 
-    /// `SELECT <select> FROM … WHERE <filter> GROUP BY <group>` over the summary and its unfolded differences: the
-    /// sums as they are now. `select` and `filter` name the summary's own columns.
+    /// `SELECT <select> FROM … WHERE <filter> GROUP BY <group>` over the summary and the sums of the moves not folded
+    /// in yet: the sums as they are now. `select` and `filter` name the summary's own columns.
     public static func summing(select: String, where filter: SQLQueryString, groupBy group: String) -> SQLQueryString {
         var query = SQLQueryString("")
-        for (index, source) in [table, changesTable].enumerated() {
+        var moves = SQLQueryString("(")
+        moves.appendInterpolation(pending)
+        moves.appendInterpolation(unsafeRaw: ") AS moved")
+        for (index, source) in [SQLQueryString(stringLiteral: table), moves].enumerated() {
             if index > 0 { query.appendInterpolation(unsafeRaw: " UNION ALL ") }
-            query.appendInterpolation(unsafeRaw: "SELECT \(select) FROM \(source) WHERE ")
+            query.appendInterpolation(unsafeRaw: "SELECT \(select) FROM ")
+            query.appendInterpolation(source)
+            query.appendInterpolation(unsafeRaw: " WHERE ")
             query.appendInterpolation(filter)
             query.appendInterpolation(unsafeRaw: " GROUP BY \(group)")
         }
         return query
     }
 
+    /// The sums of the moves not folded in yet, per key.
+    static var pending: SQLQueryString { contributions(from: movesTable, signed: true, where: "true") }
+
     /// The sums of the ledger rows that `filter` selects, per key: each row in the hour it starts, and once more
-    /// (its running sums only) in the hour its access ends.
-    static func contributions(where filter: SQLQueryString) -> SQLQueryString {
+    /// (its running sums only) in the hour its access ends. `source` is where the rows come from: the ledger, or in
+    /// the triggers the rows a write replaced and wrote, with a `sign` column (-1 and 1) that each row's values are
+    /// multiplied by.
+    static func contributions(from source: String = "ledger", signed: Bool = false, where filter: SQLQueryString) -> SQLQueryString {
         func cell(_ sum: Sum, _ value: String) -> String { "CASE WHEN \(sum.predicate) THEN \(value) END" }
         let starting = sums.flatMap { sum in
             sum.running ? [cell(sum, "CASE WHEN \(lasting) THEN \(sum.expression) END"), "NULL"] : [cell(sum, sum.expression)]
@@ -177,9 +192,11 @@ public enum LedgerSummary {
         let ending = sums.flatMap { sum in
             sum.running ? ["NULL", cell(sum, "CASE WHEN \(lasting) THEN \(sum.expression) END")] : ["NULL"]
         }
+        let sign = signed ? "sign * " : ""
         func select(_ hour: String, _ cells: [String]) -> String {
-            let named = zip(cells, columns).map { "CAST(\($0) AS DOUBLE PRECISION) AS \($1)" }
-            return "SELECT app_id, environment, \(hour) AS hour, product_id, group_id, \(named.joined(separator: ", ")) FROM ledger WHERE "
+            let named = zip(cells, columns).map { "\(sign)CAST(\($0) AS DOUBLE PRECISION) AS \($1)" }
+            return
+                "SELECT app_id, environment, \(hour) AS hour, product_id, group_id, \(named.joined(separator: ", ")) FROM \(source) WHERE "
         }
         var query = SQLQueryString(
             "SELECT \(unsafeRaw: keys.joined(separator: ", ")), \(unsafeRaw: columns.map { "CAST(SUM(\($0)) AS DOUBLE PRECISION) AS \($0)" }.joined(separator: ", ")) FROM ("
@@ -194,47 +211,68 @@ public enum LedgerSummary {
         return query
     }
 
-    /// The same sums as `contributions(where:)`, of rows in hand.
-    static func contributions(of rows: [LedgerFigures]) -> [Key: [Double]] {
-        var result: [Key: [Double]] = [:]
-        func add(_ row: LedgerFigures, at instant: Int64, column: Int, _ value: Double) {
-            let key = Key(
-                appId: row.appId, environment: row.environment, hour: instant / hour, productId: row.productId, groupId: row.groupId)
-            result[key, default: Array(repeating: 0, count: columns.count)][column] += value
-        }
-        for row in rows {
-            var column = 0
-            for sum in sums {
-                defer { column += sum.columns.count }
-                guard sum.counts(row), let value = sum.value(row) else { continue }
-                guard sum.running else {
-                    add(row, at: row.start, column: column, value)
-                    continue
-                }
-                guard isLasting(row) else { continue }
-                add(row, at: row.start, column: column, value)
-                if let end = row.activeUntil { add(row, at: end, column: column + 1, value) }
-            }
-        }
-        return result
-    }
-
-    /// Fills the summary from the ledger (the table empty beforehand), in one statement.
-    static func fill(_ db: any SQLDatabase, where filter: SQLQueryString) async throws {
+    /// `INSERT INTO <table> … SELECT` the sums of `contributions`, the keys whose sums are all zero left out.
+    static func inserting(into table: String, _ contributions: SQLQueryString) -> SQLQueryString {
         var query = SQLQueryString(
             "INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) SELECT \(unsafeRaw: keys.joined(separator: ", ")), "
         )
         query.appendInterpolation(unsafeRaw: columns.map { "COALESCE(\($0), 0)" }.joined(separator: ", "))
         query.appendInterpolation(unsafeRaw: " FROM (")
-        query.appendInterpolation(contributions(where: filter))
-        query.appendInterpolation(unsafeRaw: ") AS summed WHERE true")
-        try await db.raw(query).run()
+        query.appendInterpolation(contributions)
+        query.appendInterpolation(unsafeRaw: ") AS summed WHERE ")
+        query.appendInterpolation(unsafeRaw: columns.map { "COALESCE(\($0), 0) <> 0" }.joined(separator: " OR "))
+        return query
     }
 
-    /// One key's sums.
-    struct Row: Hashable {
-        var key: Key
-        var values: [Double]
+    /// The triggers that append to `movesTable` the rows each write of the ledger replaced (`sign` -1) and wrote (1).
+    /// On SQLite they run for each row (an update only when a column the sums read changed); on PostgreSQL once per
+    /// statement, over its transition tables (an update's rows that equal in those columns cancel out).
+    static func createTriggers(_ db: any SQLDatabase) async throws {
+        let names = read.map(\.name).joined(separator: ", ")
+        let insert = "INSERT INTO \(movesTable) (sign, \(names)) "
+        if db.dialect.name == "postgresql" {
+            let (replaced, written) = ("SELECT \(names) FROM replaced", "SELECT \(names) FROM written")
+            for (event, tables, rows) in [
+                ("INSERT", "NEW TABLE AS written", "SELECT 1, \(names) FROM written"),
+                (
+                    "UPDATE", "OLD TABLE AS replaced NEW TABLE AS written",
+                    "SELECT -1, * FROM (\(replaced) EXCEPT ALL \(written)) AS r UNION ALL SELECT 1, * FROM (\(written) EXCEPT ALL \(replaced)) AS w"
+                ),
+                ("DELETE", "OLD TABLE AS replaced", "SELECT -1, \(names) FROM replaced"),
+            ] {
+                let name = "ledger_summary_" + event.lowercased()
+                try await db.raw(
+                    "CREATE FUNCTION \(unsafeRaw: name)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \(unsafeRaw: insert + rows); RETURN NULL; END $$"
+                ).run()
+                try await db.raw(
+                    """
+                    CREATE TRIGGER \(unsafeRaw: name) AFTER \(unsafeRaw: event) ON ledger REFERENCING \(unsafeRaw: tables)
+                    FOR EACH STATEMENT EXECUTE FUNCTION \(unsafeRaw: name)()
+                    """
+                ).run()
+            }
+            return
+        }
+        func row(_ sign: String, _ name: String) -> String {
+            "(\(sign), " + read.map { "\(name).\($0.name)" }.joined(separator: ", ") + ")"
+        }
+        let changed = read.map { "OLD.\($0.name) IS NOT NEW.\($0.name)" }.joined(separator: " OR ")
+        for (event, condition, rows) in [
+            ("INSERT", "", row("1", "NEW")), ("UPDATE", " WHEN \(changed)", row("-1", "OLD") + ", " + row("1", "NEW")),
+            ("DELETE", "", row("-1", "OLD")),
+        ] {
+            try await db.raw(
+                """
+                CREATE TRIGGER ledger_summary_\(unsafeRaw: event.lowercased()) AFTER \(unsafeRaw: event) ON ledger\(unsafeRaw: condition)
+                BEGIN \(unsafeRaw: insert)VALUES \(unsafeRaw: rows); END
+                """
+            ).run()
+        }
+    }
+
+    /// Fills the summary from the ledger (the table empty beforehand), in one statement.
+    static func fill(_ db: any SQLDatabase, where filter: SQLQueryString) async throws {
+        try await db.raw(inserting(into: table, contributions(where: filter))).run()
     }
 
     struct Key: Hashable, Comparable {
@@ -249,48 +287,14 @@ public enum LedgerSummary {
         }
     }
 
-    static func read(_ db: any SQLDatabase, where filter: SQLQueryString) async throws -> [Key: [Double]] {
+    /// The sums of `contributions` (of the ledger's rows, or the moves' `pending`), by key.
+    static func read(_ db: any SQLDatabase, _ contributions: SQLQueryString) async throws -> [Key: [Double]] {
         var result: [Key: [Double]] = [:]
-        for row in try await db.raw(contributions(where: filter)).all() {
+        for row in try await db.raw(contributions).all() {
             let (key, values) = try decode(row)
             result[key] = values
         }
         return result
-    }
-
-    /// Adds `deltas` to the summary, keys in order (so that concurrent writers take the rows' locks in one order and
-    /// never deadlock on them).
-    static func add(_ deltas: [Key: [Double]], to db: any SQLDatabase) async throws {
-        for rows in valueRows(deltas) {
-            try await db.raw(
-                """
-                INSERT INTO \(unsafeRaw: table) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) VALUES \(SQLList(rows))
-                ON CONFLICT (\(unsafeRaw: keys.joined(separator: ", "))) DO UPDATE SET
-                \(unsafeRaw: columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", "))
-                """
-            ).run()
-        }
-    }
-
-    /// Appends `deltas` to the unfolded differences.
-    static func append(_ deltas: [Key: [Double]], to db: any SQLDatabase) async throws {
-        for rows in valueRows(deltas) {
-            try await db.raw(
-                "INSERT INTO \(unsafeRaw: changesTable) (\(unsafeRaw: (keys + columns).joined(separator: ", "))) VALUES \(SQLList(rows))"
-            ).run()
-        }
-    }
-
-    /// The keys that change something, in order, as rows of VALUES: in slices of 500 (SQLite binds at most 32,766
-    /// values per statement; a row has 26).
-    static func valueRows(_ deltas: [Key: [Double]]) -> [[SQLGroupExpression]] {
-        let ordered = deltas.filter { $0.value.contains { $0 != 0 } }.sorted { $0.key < $1.key }
-        let rows = ordered.map { key, values in
-            SQLGroupExpression(
-                [SQLBind(key.appId), SQLBind(key.environment), SQLBind(key.hour), SQLBind(key.productId), SQLBind(key.groupId)]
-                    + values.map { SQLBind($0) as any SQLExpression })
-        }
-        return rows.chunks(of: 500).map(Array.init)
     }
 
     /// Reads a row of the summary's keys and columns.
@@ -305,83 +309,43 @@ public enum LedgerSummary {
     }
 }
 
-/// What a transaction's ledger changes move the summary by, gathered until it is about to commit and then appended
-/// to the unfolded differences in one statement.
-final class LedgerSummaryChanges: Sendable {
-    private let deltas = NIOLockedValueBox<[LedgerSummary.Key: [Double]]>([:])
-
-    func add(_ changes: [LedgerSummary.Key: [Double]], sign: Double) {
-        deltas.withLockedValue { deltas in
-            for (key, values) in changes {
-                let old = deltas[key] ?? Array(repeating: 0, count: values.count)
-                deltas[key] = zip(old, values).map { $0 + sign * $1 }
-            }
-        }
-    }
-
-    /// Takes the gathered changes (of one app, or all), leaving none behind.
-    func take(appId: String? = nil) -> [LedgerSummary.Key: [Double]] {
-        deltas.withLockedValue { deltas in
-            let taken = deltas.filter { appId == nil || $0.key.appId == appId }
-            deltas = deltas.filter { appId != nil && $0.key.appId != appId }
-            return taken
-        }
-    }
-}
-
 extension StorageSession {
-    /// Runs `change`, which rewrites ledger rows, and moves the summary by what it changed: the sums of the rows
-    /// `before` selects (taken first) subtracted, those of the rows `after` selects (taken last) added. Together the
-    /// two must select every row the change removes, adds or alters, before and after it. The summary itself is
-    /// written when the transaction is about to commit (`applyLedgerSummaryChanges`).
-    public func maintainingLedgerSummary<T>(
-        before: SQLQueryString, after: SQLQueryString, _ change: () async throws -> T
-    ) async throws -> T {
-        let old = try await LedgerSummary.read(sql, where: before)
-        let result = try await change()
-        let new = try await LedgerSummary.read(sql, where: after)
-        summaryChanges.add(old, sign: -1)
-        summaryChanges.add(new, sign: 1)
-        return result
-    }
-
-    /// Moves the summary by rows in hand: `removed` (as they were) taken away, `added` counted.
-    public func moveLedgerSummary(removing removed: [LedgerFigures], adding added: [LedgerFigures]) {
-        summaryChanges.add(LedgerSummary.contributions(of: removed), sign: -1)
-        summaryChanges.add(LedgerSummary.contributions(of: added), sign: 1)
-    }
-
-    /// Writes the summary's pending changes, as differences to fold in later (`writing` does, last).
-    public func applyLedgerSummaryChanges() async throws {
-        try await LedgerSummary.append(summaryChanges.take(), to: sql)
-    }
-
-    /// Folds the oldest `limit` unfolded differences into the summary, and answers how many it folded. On PostgreSQL
+    /// Folds the oldest `limit` moves (`movesTable`) into the summary, and answers how many it folded. On PostgreSQL
     /// one transaction folds at a time (another answers 0 at once), and never while the summary is rebuilt; readers
-    /// see the differences either still apart or already folded, never both.
+    /// see the moves either still apart or already folded, never both.
     public func foldLedgerSummaryChanges(limit: Int) async throws -> Int {
         if kind == .postgres {
             let row = try await sql.raw("SELECT pg_try_advisory_xact_lock(\(unsafeRaw: Self.summaryLock)) AS locked").first()
             guard try row?.decode(column: "locked", as: Bool.self) == true else { return 0 }
         }
-        let table = LedgerSummary.changesTable
-        let rows = try await sql.raw(
-            """
-            DELETE FROM \(unsafeRaw: table) WHERE seq IN (SELECT seq FROM \(unsafeRaw: table) ORDER BY seq LIMIT \(unsafeRaw: "\(limit)"))
-            RETURNING \(unsafeRaw: (LedgerSummary.keys + LedgerSummary.columns).joined(separator: ", "))
-            """
-        ).all()
-        var deltas: [LedgerSummary.Key: [Double]] = [:]
-        for row in rows {
-            let (key, values) = try LedgerSummary.decode(row)
-            deltas[key] = zip(deltas[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+        let moves = LedgerSummary.movesTable
+        let oldest = "SELECT seq FROM \(moves) ORDER BY seq LIMIT \(limit)"
+        if kind == .postgres {
+            // One statement: the batch deleted and its sums added, so that a move committed meanwhile is in neither.
+            var query = SQLQueryString("WITH batch AS (DELETE FROM \(unsafeRaw: moves) WHERE seq IN (\(unsafeRaw: oldest)) RETURNING *), ")
+            query.appendInterpolation(unsafeRaw: "folded AS (")
+            query.appendInterpolation(
+                LedgerSummary.inserting(into: LedgerSummary.table, LedgerSummary.contributions(from: "batch", signed: true, where: "true")))
+            query.appendInterpolation(unsafeRaw: " \(LedgerSummary.addingOnConflict) RETURNING 1) SELECT COUNT(*) AS n FROM batch")
+            return Int(try await sql.raw(query).first()?.decode(column: "n", as: Int64.self) ?? 0)
         }
-        try await LedgerSummary.add(deltas, to: sql)
-        return rows.count
+        // SQLite: the one writer, so nothing is written between these statements.
+        let batch = try await sql.raw("SELECT MAX(seq) AS bound, COUNT(*) AS n FROM (\(unsafeRaw: oldest)) AS oldest").first()
+        guard let bound = try batch?.decode(column: "bound", as: Int64?.self), let count = try batch?.decode(column: "n", as: Int64.self)
+        else {
+            return 0
+        }
+        var insert = LedgerSummary.inserting(
+            into: LedgerSummary.table,
+            LedgerSummary.contributions(from: "(SELECT * FROM \(moves) WHERE seq <= \(bound)) AS batch", signed: true, where: "true"))
+        insert.appendInterpolation(unsafeRaw: " \(LedgerSummary.addingOnConflict)")
+        try await sql.raw(insert).run()
+        try await sql.raw("DELETE FROM \(unsafeRaw: moves) WHERE seq <= \(bind: bound)").run()
+        return Int(count)
     }
 
     /// The advisory lock (PostgreSQL) that folding and rebuilding the summary take (a fold that ran beside a rebuild
-    /// could add differences the rebuilt sums already hold): its arguments, a constant and the schema, since the
+    /// could add moves the rebuilt sums already hold): its arguments, a constant and the schema, since the
     /// tables it guards are the schema's and advisory locks are the database's.
     static let summaryLock = "1397967711, hashtext(current_schema())"  // 0x5353_4B5F: "SK_"
 
@@ -396,14 +360,13 @@ extension StorageSession {
     public func rebuildLedgerSummary(appId: String? = nil) async throws {
         try await lockLedgerForWriting()
         if kind == .postgres { try await sql.raw("SELECT pg_advisory_xact_lock(\(unsafeRaw: Self.summaryLock))").run() }
-        // Changes gathered earlier in this transaction, and those written by the transactions before it, are in the
+        // The moves written by this transaction's ledger writes, and by the transactions before it, are in the
         // ledger the summary is computed from.
-        _ = summaryChanges.take(appId: appId)
         var filter = SQLQueryString("true")
         if let appId {
             filter = "app_id = \(bind: appId)"
         }
-        for table in [LedgerSummary.table, LedgerSummary.changesTable] {
+        for table in [LedgerSummary.table, LedgerSummary.movesTable] {
             var delete = SQLQueryString("DELETE FROM \(unsafeRaw: table)")
             if let appId {
                 delete.appendInterpolation(unsafeRaw: " WHERE app_id = ")
@@ -412,41 +375,6 @@ extension StorageSession {
             try await sql.raw(delete).run()
         }
         try await LedgerSummary.fill(sql, where: filter)
-    }
-}
-
-/// What the summary's sums read of a ledger row.
-public struct LedgerFigures: Sendable, Hashable {
-    public var appId: String
-    public var environment: String
-    public var productId: String
-    public var groupId: String
-    public var kind: String
-    public var start: Int64
-    public var activeUntil: Int64?
-    public var renewalNumber: Int64?
-    public var price: Int64?
-    public var familyShared: Bool
-    public var refundedAt: Int64?
-    public var refundAmount: Int64?
-    public var monthlyPrice: Int64?
-    public var commissionPerMille: Int64
-    public var taxPerMille: Int64?
-    public var willRenew: Bool?
-    public var acquisition: String?
-    public var usdRate: Double?
-
-    public init(
-        appId: String, environment: String, productId: String, groupId: String, kind: String, start: Int64, activeUntil: Int64?,
-        renewalNumber: Int64?, price: Int64?, familyShared: Bool, refundedAt: Int64?, refundAmount: Int64?, monthlyPrice: Int64?,
-        commissionPerMille: Int64, taxPerMille: Int64?, willRenew: Bool?, acquisition: String?, usdRate: Double?
-    ) {
-        (self.appId, self.environment, self.productId, self.groupId, self.kind) = (appId, environment, productId, groupId, kind)
-        (self.start, self.activeUntil, self.renewalNumber, self.price, self.familyShared) =
-            (start, activeUntil, renewalNumber, price, familyShared)
-        (self.refundedAt, self.refundAmount, self.monthlyPrice, self.commissionPerMille) =
-            (refundedAt, refundAmount, monthlyPrice, commissionPerMille)
-        (self.taxPerMille, self.willRenew, self.acquisition, self.usdRate) = (taxPerMille, willRenew, acquisition, usdRate)
     }
 }
 

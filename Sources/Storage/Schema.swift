@@ -367,5 +367,11 @@ public enum Schema {
                 .primaryKey("app_id", "token")
                 .run()
         },
+        // Every write of the ledger moves the hourly summary itself (LedgerSummary.createTriggers): a customer's
+        // recompute writes the ledger in one statement, and no writer can leave the summary behind. Servers of an
+        // earlier version write the differences table this drops, so they must be stopped before it runs.
+        Migration(version: 9, name: "the hourly summary moved by triggers on the ledger") { db in
+            try await LedgerSummary.moveByTriggers(db)
+        },
     ]
 }

@@ -51,16 +51,16 @@ struct LedgerSummaryTests {
         stored: [LedgerSummary.Key: [Double]], fresh: [LedgerSummary.Key: [Double]]
     ) {
         try await database.reading { session in
-            var stored: [LedgerSummary.Key: [Double]] = [:]
-            for table in [LedgerSummary.table, LedgerSummary.changesTable] {
-                for row in try await session.sql.raw("SELECT * FROM \(unsafeRaw: table)").all() {
-                    let (key, values) = try LedgerSummary.decode(row)
-                    stored[key] = zip(stored[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
-                }
+            var stored = try await LedgerSummary.read(session.sql, LedgerSummary.pending)
+            for row in try await session.sql.raw("SELECT * FROM \(unsafeRaw: LedgerSummary.table)").all() {
+                let (key, values) = try LedgerSummary.decode(row)
+                stored[key] = zip(stored[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
             }
             // Rows whose sums all went back to zero (what they counted moved away) stand for nothing.
             stored = stored.filter { $0.value.contains { abs($0) > 1e-9 } }
-            let fresh = try await LedgerSummary.read(session.sql, where: "true").filter { $0.value.contains { abs($0) > 1e-9 } }
+            let fresh = try await LedgerSummary.read(session.sql, LedgerSummary.contributions(where: "true")).filter {
+                $0.value.contains { abs($0) > 1e-9 }
+            }
             return (stored, fresh)
         }
     }
@@ -68,7 +68,7 @@ struct LedgerSummaryTests {
     /// How many differences wait to be folded in.
     static func unfolded(_ database: StorageDatabase) async throws -> Int64 {
         try await database.reading {
-            try await $0.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.changesTable)").first()?.decode(
+            try await $0.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.movesTable)").first()?.decode(
                 column: "n", as: Int64.self) ?? -1
         }
     }
@@ -113,10 +113,12 @@ struct LedgerSummaryTests {
             #expect(!fresh.isEmpty)
             Self.expectSame(stored, fresh, "after the first writes")
             // Rows read back equal what was written, so that writing a customer again writes only what changed.
-            let readBack = try await database.reading {
-                try await $0.storedLedger(customerId: "c5", environment: "Production", transactions: [])
+            let readBack = try await database.reading { try await $0.storedLedger(customerId: "c5").rows(in: "Production") }
+            #expect(Set(readBack.values) == Set(ledgers["c5"] ?? []) && readBack.count == 12)
+            let (originals, withOriginals) = try await database.reading {
+                try await $0.originalTransactionIds(customer: "c5", includingLedger: true)
             }
-            #expect(Set(readBack.values.map(\.entry)) == Set(ledgers["c5"] ?? []) && readBack.count == 12)
+            #expect(originals.isEmpty && withOriginals.rows(in: "Production") == readBack && withOriginals.rows(in: "Sandbox").isEmpty)
 
             // Rewritten with other periods, emptied, and one transaction (t40, c2's) now listed under c3.
             ledgers["c0"] = Self.ledger(customer: "c0", transactions: 0..<15, using: &random)
@@ -176,17 +178,66 @@ struct LedgerSummaryTests {
             c4[euro[1]].start = c4[euro[1]].start < march ? Self.origin + 70 * Self.day + 5 : Self.origin + 10 * Self.day + 5
             let renewed = c4
             try await database.writing { try await $0.replaceLedger(customerId: "c4", environment: "Production", with: renewed) }
-            let rows = try await database.reading {
-                try await $0.storedLedger(customerId: "c4", environment: "Production", transactions: [])
-            }
-            #expect(Set(rows.values.map(\.entry)) == Set(renewed))
+            let rows = try await database.reading { try await $0.storedLedger(customerId: "c4").rows(in: "Production") }
+            #expect(Set(rows.values) == Set(renewed))
             for index in euro.prefix(2) {
-                let row = rows[renewed[index].transactionId]
-                #expect(row?.usdRate == (renewed[index].start < march ? 1.08 : 1.25), "\(renewed[index].transactionId)")
+                let id = renewed[index].transactionId
+                let rate = try await database.reading {
+                    try await $0.sql.raw("SELECT usd_rate FROM ledger WHERE transaction_id = \(bind: id)").first()?.decode(
+                        column: "usd_rate", as: Double?.self)
+                }
+                #expect(rate == (renewed[index].start < march ? 1.08 : 1.25), "\(id)")
             }
             (stored, fresh) = try await Self.summaries(database)
             Self.expectSame(stored, fresh, "after a renewal and a move to another day")
         }
+    }
+
+    @Test(
+        "migration 9 folds the differences an earlier server left apart into the summary, then the ledger's triggers keep it",
+        arguments: TestDatabase.available)
+    func migratedToTriggers(_ kind: TestDatabase) async throws {
+        let database = try await StorageDatabase.open(try await kind.fresh())
+        do {
+            try await Self.migrateToTriggers(database)
+        } catch {
+            await database.close()
+            throw error
+        }
+        await database.close()
+    }
+
+    static func migrateToTriggers(_ database: StorageDatabase) async throws {
+        _ = try await Migrator(database: database, migrations: Schema.migrations.filter { $0.version < 9 }).migrate()
+        var random = SeededGenerator(state: 9)
+        var entries: [LedgerEntry] = []
+        for c in 0..<6 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 10), using: &random) }
+        // What an earlier server left: ledger rows (written here before the triggers exist), and what they move the
+        // summary by still apart, in the differences table.
+        try await LedgerFormulaTests.store(entries, in: database)
+        try await database.writing {
+            try await $0.sql.raw(LedgerSummary.inserting(into: LedgerSummary.changesTable, LedgerSummary.contributions(where: "true")))
+                .run()
+        }
+        let migrated = try await Migrator(database: database).migrate()
+        #expect(migrated.map(\.version) == [9])
+        #expect(try await Self.unfolded(database) == 0)
+        var (stored, fresh) = try await Self.summaries(database)
+        #expect(!fresh.isEmpty)
+        Self.expectSame(stored, fresh, "after the migration")
+        let tables = try await database.reading { session in
+            try await session.sql.raw(
+                session.kind == .postgres
+                    ? "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_name = 'ledger_hourly_changes' AND table_schema = current_schema()"
+                    : "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'ledger_hourly_changes'"
+            ).first()?.decode(column: "n", as: Int64.self)
+        }
+        #expect(tables == 0, "the differences table is gone")
+        // From now on the triggers move it: a customer emptied.
+        try await database.writing { try await $0.replaceLedger(customerId: "c1", environment: "Production", with: []) }
+        #expect(try await Self.unfolded(database) > 0)
+        (stored, fresh) = try await Self.summaries(database)
+        Self.expectSame(stored, fresh, "after a write through the triggers")
     }
 
     @Test(

@@ -2,9 +2,9 @@ import Logging
 import ServiceLifecycle
 import Storage
 
-/// Folds the hourly summary's unfolded differences into it while the server runs (`StorageSession
-/// .foldLedgerSummaryChanges`): every `interval`, batches of `batch` until none is left. Readers add the differences
-/// not folded yet, so what this changes is only how many rows they add, never the numbers. On shutdown the current
+/// Folds the ledger's moves (the rows its writes replaced and wrote) into the hourly summary while the server runs
+/// (`StorageSession.foldLedgerSummaryChanges`): every `interval`, batches of `batch` until none is left. Readers add
+/// the moves not folded yet, so what this changes is only how many rows they add, never the numbers. On shutdown the current
 /// batch's transaction finishes or rolls back whole; what is left is folded by the next server.
 public struct LedgerSummaryFolder: Service {
     let database: StorageDatabase
@@ -22,7 +22,7 @@ public struct LedgerSummaryFolder: Service {
             do {
                 try await foldAll()
             } catch {
-                logger.warning("could not fold the hourly summary's differences", metadata: ["error": "\(error)"])
+                logger.warning("could not fold the ledger's moves into the hourly summary", metadata: ["error": "\(error)"])
             }
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
@@ -37,7 +37,7 @@ public struct LedgerSummaryFolder: Service {
         let batch = self.batch
         while !Task.isShuttingDownGracefully {
             let folded = try await database.writing { try await $0.foldLedgerSummaryChanges(limit: batch) }
-            if folded > 0 { logger.debug("folded the hourly summary's differences", metadata: ["rows": "\(folded)"]) }
+            if folded > 0 { logger.debug("folded the ledger's moves into the hourly summary", metadata: ["rows": "\(folded)"]) }
             if folded < batch { return }
         }
     }
