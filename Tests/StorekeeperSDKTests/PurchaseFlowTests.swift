@@ -178,7 +178,7 @@ struct PurchaseFlowTests {
     @Test("bought offline, then refused for good by the server: the device's own count gives way, even to a 304")
     func offlineCountGivesWayToRefusal() async throws {
         try await SDKRig.run { rig in
-            let (store, transport, sdk) = try await Self.otherAppsStore(rig, appUserId: "user-r")
+            let (_, transport, sdk) = try await Self.otherAppsStore(rig, appUserId: "user-r")
             transport.set(.down)
             // Offline, the device counts its own purchase (the server has not seen it).
             #expect(try await sdk.purchase("pro.monthly").source == .device)
