@@ -13,27 +13,12 @@ public struct StoredLedger: Sendable, Equatable {
 }
 
 extension StorageSession {
-    /// What a recompute reads before it writes, in one query: the customer's original transactions (in order) and,
-    /// unless `includingLedger` is false, its stored ledger rows in every environment.
-    public func originalTransactionIds(customer customerId: String, includingLedger: Bool) async throws -> (
-        originals: [String], ledger: StoredLedger
-    ) {
-        let postgres = kind == .postgres
-        var query = SQLQueryString("SELECT (SELECT ")
-        query.appendInterpolation(
-            unsafeRaw: postgres ? "COALESCE(json_agg(original_transaction_id), '[]')::text" : "json_group_array(original_transaction_id)")
-        query.appendInterpolation(unsafeRaw: " FROM ownership WHERE customer_id = ")
-        query.appendInterpolation(bind: customerId)
-        query.appendInterpolation(unsafeRaw: ") AS originals, ")
-        if includingLedger {
-            query.appendInterpolation(Self.ledgerJSON(customerId: customerId, postgres: postgres))
-        } else {
-            query.appendInterpolation(unsafeRaw: "'[]'")
-        }
-        query.appendInterpolation(unsafeRaw: " AS ledger")
-        guard let row = try await sql.raw(query).first() else { return ([], StoredLedger()) }
-        let originals = try JSONDecoder().decode([String].self, from: Data(try row.decode(column: "originals", as: String.self).utf8))
-        return (originals.sorted(), try Self.storedLedger(customerId: customerId, json: try row.decode(column: "ledger", as: String.self)))
+    /// What a recompute reads before it writes, in one query: the customer's original transactions (in order) and its
+    /// stored ledger rows in every environment.
+    public func originalTransactionIdsAndLedger(customer customerId: String) async throws -> (originals: [String], ledger: StoredLedger) {
+        let read = try await originalTransactionIds(
+            customer: customerId, beside: Self.ledgerJSON(customerId: customerId, postgres: kind == .postgres))
+        return (read.originals, try Self.storedLedger(customerId: customerId, json: read.beside ?? "[]"))
     }
 
     /// The customer's stored ledger rows in every environment.
@@ -48,11 +33,8 @@ extension StorageSession {
     /// A scalar subquery: the customer's ledger rows as one JSON array of arrays (`LedgerColumns.stored`, in order), so
     /// that they come back as one value rather than a row each.
     static func ledgerJSON(customerId: String, postgres: Bool) -> SQLQueryString {
-        let columns = LedgerColumns.stored.joined(separator: ", ")
         var query = SQLQueryString("(SELECT ")
-        query.appendInterpolation(
-            unsafeRaw: postgres
-                ? "COALESCE(json_agg(json_build_array(\(columns))), '[]')::text" : "json_group_array(json_array(\(columns)))")
+        query.appendInterpolation(unsafeRaw: postgres ? LedgerColumns.postgresJSON : LedgerColumns.sqliteJSON)
         query.appendInterpolation(unsafeRaw: " FROM ledger WHERE customer_id = ")
         query.appendInterpolation(bind: customerId)
         query.appendInterpolation(unsafeRaw: ")")
@@ -95,10 +77,8 @@ extension StorageSession {
         for slice in changed.chunks(of: 500) {
             try await sql.raw(
                 """
-                INSERT INTO ledger (\(unsafeRaw: LedgerColumns.insert.joined(separator: ", ")))
-                VALUES \(SQLList(slice.map(Self.values)))
-                ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET
-                \(unsafeRaw: LedgerColumns.insert.dropFirst(3).map { "\($0) = excluded.\($0)" }.joined(separator: ", "))
+                INSERT INTO ledger (\(unsafeRaw: LedgerColumns.insertList)) VALUES \(SQLList(slice.map(Self.values)))
+                ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET \(unsafeRaw: LedgerColumns.upsertSet)
                 """
             ).run()
         }
@@ -208,4 +188,12 @@ enum LedgerColumns {
     ]
     /// What a write sets: the entry, its purchase's day, and its USD rate with the rate's day.
     static let insert = stored + ["purchase_day", "usd_rate", "rate_day"]
+
+    // The statements' fixed text, made once.
+    static let insertList = insert.joined(separator: ", ")
+    /// An upsert's update: every column but the key (app, environment, transaction).
+    static let upsertSet = insert.dropFirst(3).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    /// A customer's rows as one JSON array of arrays of `stored`.
+    static let postgresJSON = "COALESCE(json_agg(json_build_array(\(stored.joined(separator: ", ")))), '[]')::text"
+    static let sqliteJSON = "json_group_array(json_array(\(stored.joined(separator: ", "))))"
 }

@@ -1,3 +1,4 @@
+import Foundation
 import SQLKit
 
 /// A customer: the owner of original transactions, named by one or more app user ids.
@@ -155,11 +156,30 @@ extension StorageSession {
     }
 
     public func originalTransactionIds(customer customerId: String) async throws -> [String] {
-        try await sql.raw(
-            """
-            SELECT original_transaction_id FROM ownership WHERE customer_id = \(bind: customerId) ORDER BY original_transaction_id
-            """
-        ).all().map { try $0.decode(column: "original_transaction_id", as: String.self) }
+        try await originalTransactionIds(customer: customerId, beside: nil).originals
+    }
+
+    /// The customer's original transactions (in order) and the text of `beside`, a scalar subquery, in one query and
+    /// one row: the originals come back as one JSON array.
+    public func originalTransactionIds(customer customerId: String, beside: SQLQueryString?) async throws -> (
+        originals: [String], beside: String?
+    ) {
+        var query = SQLQueryString("SELECT (SELECT ")
+        query.appendInterpolation(
+            unsafeRaw: kind == .postgres
+                ? "COALESCE(json_agg(original_transaction_id), '[]')::text" : "json_group_array(original_transaction_id)")
+        query.appendInterpolation(unsafeRaw: " FROM ownership WHERE customer_id = ")
+        query.appendInterpolation(bind: customerId)
+        query.appendInterpolation(unsafeRaw: ") AS originals, ")
+        query.appendInterpolation(beside ?? "NULL")
+        query.appendInterpolation(unsafeRaw: " AS beside")
+        guard let row = try await sql.raw(query).first() else { return ([], nil) }
+        let text = try row.decode(column: "originals", as: String.self)
+        let originals: [String]
+        do { originals = try JSONDecoder().decode([String].self, from: Data(text.utf8)) } catch {
+            throw StorageError(.corrupt, "the original transactions of \(customerId) do not read back: \(error)")
+        }
+        return (originals.sorted(), try row.decode(column: "beside", as: String?.self))
     }
 
     public func insertAudit(_ record: AuditRecord) async throws {

@@ -43,7 +43,7 @@ public enum LedgerSummary {
     }
     /// The ledger's columns the sums read (and the keys), with their types: a change to any other column moves no sum.
     /// A sum that read another would fail on `movesTable`, which carries only these.
-    static let read: [(name: String, type: SQLDataType)] = [
+    static let readColumns: [(name: String, type: SQLDataType)] = [
         ("app_id", .text), ("environment", .text), ("product_id", .text), ("group_id", .text), ("kind", .text),
         ("start_at", .bigint), ("active_until", .bigint), ("renewal_number", .bigint), ("price", .bigint),
         ("family_shared", .bigint), ("refunded_at", .bigint), ("refund_amount", .bigint), ("monthly_price", .bigint),
@@ -126,7 +126,7 @@ public enum LedgerSummary {
         var moves = db.create(table: movesTable)
             .column("seq", type: .bigint, .primaryKey(autoIncrement: true))
             .column("sign", type: .bigint, .notNull)
-        for (name, type) in read { moves = moves.column(name, type: type) }
+        for (name, type) in readColumns { moves = moves.column(name, type: type) }
         try await moves.run()
         let summed = columns.map { "SUM(\($0))" }.joined(separator: ", ")
         try await db.raw(
@@ -141,10 +141,9 @@ public enum LedgerSummary {
     }
 
     /// An `ON CONFLICT` clause that adds the inserted sums to the summary's row for the same key.
-    static var addingOnConflict: String {
+    static let addingOnConflict =
         "ON CONFLICT (\(keys.joined(separator: ", "))) DO UPDATE SET "
-            + columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
-    }
+        + columns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
 
     /// The summary's key columns and a DOUBLE PRECISION per sum column, added to a table being created.
     private static func keysAndSums(_ table: SQLCreateTableBuilder) -> SQLCreateTableBuilder {
@@ -178,7 +177,7 @@ public enum LedgerSummary {
     }
 
     /// The sums of the moves not folded in yet, per key.
-    static var pending: SQLQueryString { contributions(from: movesTable, signed: true, where: "true") }
+    static let pending = contributions(from: movesTable, signed: true, where: "true")
 
     /// The sums of the ledger rows that `filter` selects, per key: each row in the hour it starts, and once more
     /// (its running sums only) in the hour its access ends. `source` is where the rows come from: the ledger, or in
@@ -228,7 +227,7 @@ public enum LedgerSummary {
     /// On SQLite they run for each row (an update only when a column the sums read changed); on PostgreSQL once per
     /// statement, over its transition tables (an update's rows that equal in those columns cancel out).
     static func createTriggers(_ db: any SQLDatabase) async throws {
-        let names = read.map(\.name).joined(separator: ", ")
+        let names = readColumns.map(\.name).joined(separator: ", ")
         let insert = "INSERT INTO \(movesTable) (sign, \(names)) "
         if db.dialect.name == "postgresql" {
             let (replaced, written) = ("SELECT \(names) FROM replaced", "SELECT \(names) FROM written")
@@ -254,9 +253,9 @@ public enum LedgerSummary {
             return
         }
         func row(_ sign: String, _ name: String) -> String {
-            "(\(sign), " + read.map { "\(name).\($0.name)" }.joined(separator: ", ") + ")"
+            "(\(sign), " + readColumns.map { "\(name).\($0.name)" }.joined(separator: ", ") + ")"
         }
-        let changed = read.map { "OLD.\($0.name) IS NOT NEW.\($0.name)" }.joined(separator: " OR ")
+        let changed = readColumns.map { "OLD.\($0.name) IS NOT NEW.\($0.name)" }.joined(separator: " OR ")
         for (event, condition, rows) in [
             ("INSERT", "", row("1", "NEW")), ("UPDATE", " WHEN \(changed)", row("-1", "OLD") + ", " + row("1", "NEW")),
             ("DELETE", "", row("-1", "OLD")),
@@ -273,39 +272,6 @@ public enum LedgerSummary {
     /// Fills the summary from the ledger (the table empty beforehand), in one statement.
     static func fill(_ db: any SQLDatabase, where filter: SQLQueryString) async throws {
         try await db.raw(inserting(into: table, contributions(where: filter))).run()
-    }
-
-    struct Key: Hashable, Comparable {
-        var appId: String
-        var environment: String
-        var hour: Int64
-        var productId: String
-        var groupId: String
-
-        static func < (a: Key, b: Key) -> Bool {
-            (a.appId, a.environment, a.hour, a.productId, a.groupId) < (b.appId, b.environment, b.hour, b.productId, b.groupId)
-        }
-    }
-
-    /// The sums of `contributions` (of the ledger's rows, or the moves' `pending`), by key.
-    static func read(_ db: any SQLDatabase, _ contributions: SQLQueryString) async throws -> [Key: [Double]] {
-        var result: [Key: [Double]] = [:]
-        for row in try await db.raw(contributions).all() {
-            let (key, values) = try decode(row)
-            result[key] = values
-        }
-        return result
-    }
-
-    /// Reads a row of the summary's keys and columns.
-    static func decode(_ row: any SQLRow) throws -> (key: Key, values: [Double]) {
-        let key = Key(
-            appId: try row.decode(column: "app_id", as: String.self),
-            environment: try row.decode(column: "environment", as: String.self),
-            hour: try row.decode(column: "hour", as: Int64.self),
-            productId: try row.decode(column: "product_id", as: String.self),
-            groupId: try row.decode(column: "group_id", as: String.self))
-        return (key, try columns.map { try row.decode(column: $0, as: Double?.self) ?? 0 })
     }
 }
 

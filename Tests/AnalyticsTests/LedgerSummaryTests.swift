@@ -45,27 +45,54 @@ struct LedgerSummaryTests {
         }
     }
 
-    /// The stored summary (its rows plus the differences not folded in yet), and the summary computed afresh from the
+    /// A key of the summary: app, environment, hour, product and group.
+    struct SummaryKey: Hashable {
+        var appId: String
+        var environment: String
+        var hour: Int64
+        var productId: String
+        var groupId: String
+    }
+
+    /// The rows of a query over the summary's keys and columns (`contributions`, or the summary table), by key.
+    static func read(_ db: any SQLDatabase, _ query: SQLQueryString) async throws -> [SummaryKey: [Double]] {
+        var result: [SummaryKey: [Double]] = [:]
+        for row in try await db.raw(query).all() {
+            let (key, values) = try decode(row)
+            result[key] = zip(result[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
+        }
+        return result
+    }
+
+    static func decode(_ row: any SQLRow) throws -> (key: SummaryKey, values: [Double]) {
+        let key = SummaryKey(
+            appId: try row.decode(column: "app_id", as: String.self),
+            environment: try row.decode(column: "environment", as: String.self),
+            hour: try row.decode(column: "hour", as: Int64.self),
+            productId: try row.decode(column: "product_id", as: String.self),
+            groupId: try row.decode(column: "group_id", as: String.self))
+        return (key, try LedgerSummary.columns.map { try row.decode(column: $0, as: Double?.self) ?? 0 })
+    }
+
+    /// The stored summary (its rows plus the moves not folded in yet), and the summary computed afresh from the
     /// ledger, keyed alike.
     static func summaries(_ database: StorageDatabase) async throws -> (
-        stored: [LedgerSummary.Key: [Double]], fresh: [LedgerSummary.Key: [Double]]
+        stored: [SummaryKey: [Double]], fresh: [SummaryKey: [Double]]
     ) {
         try await database.reading { session in
-            var stored = try await LedgerSummary.read(session.sql, LedgerSummary.pending)
-            for row in try await session.sql.raw("SELECT * FROM \(unsafeRaw: LedgerSummary.table)").all() {
-                let (key, values) = try LedgerSummary.decode(row)
-                stored[key] = zip(stored[key] ?? Array(repeating: 0, count: values.count), values).map { $0 + $1 }
-            }
+            var all = LedgerSummary.pending
+            all.appendInterpolation(unsafeRaw: " UNION ALL SELECT * FROM \(LedgerSummary.table)")
+            var stored = try await Self.read(session.sql, all)
             // Rows whose sums all went back to zero (what they counted moved away) stand for nothing.
             stored = stored.filter { $0.value.contains { abs($0) > 1e-9 } }
-            let fresh = try await LedgerSummary.read(session.sql, LedgerSummary.contributions(where: "true")).filter {
+            let fresh = try await Self.read(session.sql, LedgerSummary.contributions(where: "true")).filter {
                 $0.value.contains { abs($0) > 1e-9 }
             }
             return (stored, fresh)
         }
     }
 
-    /// How many differences wait to be folded in.
+    /// How many moves wait to be folded in.
     static func unfolded(_ database: StorageDatabase) async throws -> Int64 {
         try await database.reading {
             try await $0.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.movesTable)").first()?.decode(
@@ -80,7 +107,7 @@ struct LedgerSummaryTests {
         return batches
     }
 
-    static func expectSame(_ a: [LedgerSummary.Key: [Double]], _ b: [LedgerSummary.Key: [Double]], _ when: String) {
+    static func expectSame(_ a: [SummaryKey: [Double]], _ b: [SummaryKey: [Double]], _ when: String) {
         #expect(Set(a.keys) == Set(b.keys), "\(when): the summary's keys differ from the ledger's")
         for (key, values) in a {
             guard let other = b[key] else { continue }
@@ -116,7 +143,7 @@ struct LedgerSummaryTests {
             let readBack = try await database.reading { try await $0.storedLedger(customerId: "c5").rows(in: "Production") }
             #expect(Set(readBack.values) == Set(ledgers["c5"] ?? []) && readBack.count == 12)
             let (originals, withOriginals) = try await database.reading {
-                try await $0.originalTransactionIds(customer: "c5", includingLedger: true)
+                try await $0.originalTransactionIdsAndLedger(customer: "c5")
             }
             #expect(originals.isEmpty && withOriginals.rows(in: "Production") == readBack && withOriginals.rows(in: "Sandbox").isEmpty)
 

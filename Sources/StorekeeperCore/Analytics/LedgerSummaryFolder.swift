@@ -4,8 +4,8 @@ import Storage
 
 /// Folds the ledger's moves (the rows its writes replaced and wrote) into the hourly summary while the server runs
 /// (`StorageSession.foldLedgerSummaryChanges`): every `interval`, batches of `batch` until none is left. Readers add
-/// the moves not folded yet, so what this changes is only how many rows they add, never the numbers. On shutdown the current
-/// batch's transaction finishes or rolls back whole; what is left is folded by the next server.
+/// the moves not folded yet, so what this changes is only how many rows they add, never the numbers. On shutdown the
+/// current batch's transaction finishes or rolls back whole; what is left is folded by the next server.
 public struct LedgerSummaryFolder: Service {
     let database: StorageDatabase
     let logger: Logger

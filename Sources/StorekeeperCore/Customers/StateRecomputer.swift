@@ -18,9 +18,9 @@ public struct StateRecomputer: Sendable {
         // The customer's stored ledger comes with its original transactions, in the same query. (Left out only for
         // the benchmark that measures what the ledger adds to ingest: Benchmarks/server.sh with LEDGER_COST=1.)
         #if STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
-            let (originals, _) = try await session.originalTransactionIds(customer: customerId, includingLedger: false)
+            let originals = try await session.originalTransactionIds(customer: customerId)
         #else
-            let (originals, storedLedger) = try await session.originalTransactionIds(customer: customerId, includingLedger: true)
+            let (originals, storedLedger) = try await session.originalTransactionIdsAndLedger(customer: customerId)
         #endif
         let facts = try FactCoding.facts(try await session.facts(app: app.id, originalTransactionIds: originals))
         var states: [Environment: StateSnapshot] = [:]
