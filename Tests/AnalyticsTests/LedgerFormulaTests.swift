@@ -18,11 +18,14 @@ struct LedgerFormulaTests {
         try #require(CalendarDay(day)).startMilliseconds + hours * hour
     }
 
-    /// A fresh, migrated database for `body`, closed after it whatever happens.
-    static func withDatabase(_ kind: TestDatabase, _ body: (StorageDatabase) async throws -> Void) async throws {
+    /// A fresh database migrated by `migrations` (all of them unless told) for `body`, closed after it whatever
+    /// happens.
+    static func withDatabase(
+        _ kind: TestDatabase, migrations: [Migration] = Schema.migrations, _ body: (StorageDatabase) async throws -> Void
+    ) async throws {
         let database = try await StorageDatabase.open(try await kind.fresh())
         do {
-            _ = try await Migrator(database: database).migrate()
+            _ = try await Migrator(database: database, migrations: migrations).migrate()
             try await body(database)
         } catch {
             await database.close()

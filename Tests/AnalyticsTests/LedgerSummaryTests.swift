@@ -224,18 +224,12 @@ struct LedgerSummaryTests {
         "migration 9 folds the differences an earlier server left apart into the summary, then the ledger's triggers keep it",
         arguments: TestDatabase.available)
     func migratedToTriggers(_ kind: TestDatabase) async throws {
-        let database = try await StorageDatabase.open(try await kind.fresh())
-        do {
+        try await LedgerFormulaTests.withDatabase(kind, migrations: Schema.migrations.filter { $0.version < 9 }) { database in
             try await Self.migrateToTriggers(database)
-        } catch {
-            await database.close()
-            throw error
         }
-        await database.close()
     }
 
     static func migrateToTriggers(_ database: StorageDatabase) async throws {
-        _ = try await Migrator(database: database, migrations: Schema.migrations.filter { $0.version < 9 }).migrate()
         var random = SeededGenerator(state: 9)
         var entries: [LedgerEntry] = []
         for c in 0..<6 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 10), using: &random) }
