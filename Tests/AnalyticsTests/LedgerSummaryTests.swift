@@ -225,40 +225,36 @@ struct LedgerSummaryTests {
         arguments: TestDatabase.available)
     func migratedToTriggers(_ kind: TestDatabase) async throws {
         try await LedgerFormulaTests.withDatabase(kind, migrations: Schema.migrations.filter { $0.version < 9 }) { database in
-            try await Self.migrateToTriggers(database)
+            var random = SeededGenerator(state: 9)
+            var entries: [LedgerEntry] = []
+            for c in 0..<6 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 10), using: &random) }
+            // What an earlier server left: ledger rows (written here before the triggers exist), and what they move the
+            // summary by still apart, in the differences table.
+            try await LedgerFormulaTests.store(entries, in: database)
+            try await database.writing {
+                try await $0.sql.raw(LedgerSummary.inserting(into: LedgerSummary.changesTable, LedgerSummary.contributions(where: "true")))
+                    .run()
+            }
+            let migrated = try await Migrator(database: database).migrate()
+            #expect(migrated.map(\.version) == [9])
+            #expect(try await Self.unfolded(database) == 0)
+            var (stored, fresh) = try await Self.summaries(database)
+            #expect(!fresh.isEmpty)
+            Self.expectSame(stored, fresh, "after the migration")
+            let tables = try await database.reading { session in
+                try await session.sql.raw(
+                    session.kind == .postgres
+                        ? "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_name = 'ledger_hourly_changes' AND table_schema = current_schema()"
+                        : "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'ledger_hourly_changes'"
+                ).first()?.decode(column: "n", as: Int64.self)
+            }
+            #expect(tables == 0, "the differences table is gone")
+            // From now on the triggers move it: a customer emptied.
+            try await database.writing { try await $0.replaceLedger(customerId: "c1", environment: "Production", with: []) }
+            #expect(try await Self.unfolded(database) > 0)
+            (stored, fresh) = try await Self.summaries(database)
+            Self.expectSame(stored, fresh, "after a write through the triggers")
         }
-    }
-
-    static func migrateToTriggers(_ database: StorageDatabase) async throws {
-        var random = SeededGenerator(state: 9)
-        var entries: [LedgerEntry] = []
-        for c in 0..<6 { entries += Self.ledger(customer: "c\(c)", transactions: (c * 20)..<(c * 20 + 10), using: &random) }
-        // What an earlier server left: ledger rows (written here before the triggers exist), and what they move the
-        // summary by still apart, in the differences table.
-        try await LedgerFormulaTests.store(entries, in: database)
-        try await database.writing {
-            try await $0.sql.raw(LedgerSummary.inserting(into: LedgerSummary.changesTable, LedgerSummary.contributions(where: "true")))
-                .run()
-        }
-        let migrated = try await Migrator(database: database).migrate()
-        #expect(migrated.map(\.version) == [9])
-        #expect(try await Self.unfolded(database) == 0)
-        var (stored, fresh) = try await Self.summaries(database)
-        #expect(!fresh.isEmpty)
-        Self.expectSame(stored, fresh, "after the migration")
-        let tables = try await database.reading { session in
-            try await session.sql.raw(
-                session.kind == .postgres
-                    ? "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_name = 'ledger_hourly_changes' AND table_schema = current_schema()"
-                    : "SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'ledger_hourly_changes'"
-            ).first()?.decode(column: "n", as: Int64.self)
-        }
-        #expect(tables == 0, "the differences table is gone")
-        // From now on the triggers move it: a customer emptied.
-        try await database.writing { try await $0.replaceLedger(customerId: "c1", environment: "Production", with: []) }
-        #expect(try await Self.unfolded(database) > 0)
-        (stored, fresh) = try await Self.summaries(database)
-        Self.expectSame(stored, fresh, "after a write through the triggers")
     }
 
     @Test(
