@@ -156,30 +156,29 @@ extension StorageSession {
     }
 
     public func originalTransactionIds(customer customerId: String) async throws -> [String] {
-        try await originalTransactionIds(customer: customerId, beside: nil).originals
+        try await originalTransactionIds(customer: customerId, with: OriginalTransactions.self).originals
     }
 
-    /// The customer's original transactions (in order) and the text of `beside`, a scalar subquery, in one query and
-    /// one row: the originals come back as one JSON array.
-    public func originalTransactionIds(customer customerId: String, beside: SQLQueryString?) async throws -> (
+    /// The customer's original transactions (in order) and what else `Query` reads beside them in the same row: a
+    /// query made by `originalTransactionsQuery(_:beside:)`, run with the customer's id as its one parameter.
+    public func originalTransactionIds<Query: FixedQuery>(customer customerId: String, with query: Query.Type) async throws -> (
         originals: [String], beside: String?
     ) {
-        var query = SQLQueryString("SELECT (SELECT ")
-        query.appendInterpolation(
-            unsafeRaw: kind == .postgres
-                ? "COALESCE(json_agg(original_transaction_id), '[]')::text" : "json_group_array(original_transaction_id)")
-        query.appendInterpolation(unsafeRaw: " FROM ownership WHERE customer_id = ")
-        query.appendInterpolation(bind: customerId)
-        query.appendInterpolation(unsafeRaw: ") AS originals, ")
-        query.appendInterpolation(beside ?? "NULL")
-        query.appendInterpolation(unsafeRaw: " AS beside")
-        guard let row = try await sql.raw(query).first() else { return ([], nil) }
+        guard let row = try await run(query, [customerId]).first else { return ([], nil) }
         let text = try row.decode(column: "originals", as: String.self)
         let originals: [String]
         do { originals = try JSONDecoder().decode([String].self, from: Data(text.utf8)) } catch {
             throw StorageError(.corrupt, "the original transactions of \(customerId) do not read back: \(error)")
         }
         return (originals.sorted(), try row.decode(column: "beside", as: String?.self))
+    }
+
+    /// The text of a query for `originalTransactionIds(customer:with:)`: one row of the customer's (`$1`) original
+    /// transactions as one JSON array (`originals`) and `beside`, a scalar subquery that may read `$1` too.
+    public static func originalTransactionsQuery(_ kind: StorageDatabase.Kind, beside: String) -> String {
+        let originals =
+            kind == .postgres ? "COALESCE(json_agg(original_transaction_id), '[]')::text" : "json_group_array(original_transaction_id)"
+        return "SELECT (SELECT \(originals) FROM ownership WHERE customer_id = $1) AS originals, \(beside) AS beside"
     }
 
     public func insertAudit(_ record: AuditRecord) async throws {
@@ -266,4 +265,11 @@ extension StorageSession {
         if let after { query = query.where("id", .greaterThan, after) }
         return try await query.orderBy("id").limit(limit).all().map { try $0.decode(column: "id", as: String.self) }
     }
+}
+
+/// A customer's original transactions alone.
+enum OriginalTransactions: FixedQuery {
+    static let name = "storekeeper_original_transactions"
+    static let postgres = StorageSession.originalTransactionsQuery(.postgres, beside: "NULL")
+    static let sqlite: String? = StorageSession.originalTransactionsQuery(.sqlite, beside: "NULL")
 }

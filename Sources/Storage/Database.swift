@@ -59,6 +59,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case pendingMigrations
         case conflict
         case corrupt
+        /// A statement the code asked for that the database cannot run: a bug.
+        case misuse
     }
 
     public let code: Code
@@ -173,20 +175,33 @@ public final class StorageDatabase: Sendable {
     public func transaction<T: Sendable>(
         deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
     ) async throws -> T {
+        try await connectedTransaction(deadline: deadline) { db, _ in try await body(db) }
+    }
+
+    /// `transaction`, its body also given the PostgreSQL connection it runs on (none on SQLite).
+    private func connectedTransaction<T: Sendable>(
+        deadline: Duration, _ body: @escaping @Sendable (any SQLDatabase, PostgresConnection?) async throws -> T
+    ) async throws -> T {
         switch backend {
         case .sqlite(let writer, _, let lock, _):
             return try await lock.withLock {
                 try await Self.mapErrors {
-                    try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE", body)
+                    try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE") {
+                        try await body($0, nil)
+                    }
                 }
             }
         case .postgres(let pool):
             let logger = logger
             return try await Self.withDeadline(deadline) {
                 try await Self.mapErrors {
-                    try await pool.database(logger: logger).sql(queryLogLevel: Self.queryLogLevel).withSession { session in
-                        try await Self.inTransaction(session, begin: "BEGIN", body)
-                    }
+                    try await pool.database(logger: logger).withConnection { connection in
+                        connection.eventLoop.makeFutureWithTask {
+                            try await Self.inTransaction(connection.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN") {
+                                try await body($0, connection)
+                            }
+                        }
+                    }.get()
                 }
             }
         }
@@ -309,8 +324,8 @@ extension StorageDatabase {
         deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (StorageSession) async throws -> T
     ) async throws -> T {
         let kind = self.kind
-        return try await transaction(deadline: deadline) {
-            try await body(StorageSession(sql: $0, kind: kind))
+        return try await connectedTransaction(deadline: deadline) {
+            try await body(StorageSession(sql: $0, kind: kind, connection: $1))
         }
     }
 
@@ -325,10 +340,17 @@ extension StorageDatabase {
 public struct StorageSession: Sendable {
     public let sql: any SQLDatabase
     public let kind: StorageDatabase.Kind
+    /// The one PostgreSQL connection `sql` runs on, in a transaction (for `FixedQuery`'s prepared statements).
+    let connection: PostgresConnection?
 
     public init(sql: any SQLDatabase, kind: StorageDatabase.Kind) {
+        self.init(sql: sql, kind: kind, connection: nil)
+    }
+
+    init(sql: any SQLDatabase, kind: StorageDatabase.Kind, connection: PostgresConnection?) {
         self.sql = sql
         self.kind = kind
+        self.connection = connection
     }
 }
 

@@ -373,5 +373,11 @@ public enum Schema {
         Migration(version: 9, name: "the hourly summary moved by triggers on the ledger") { db in
             try await LedgerSummary.moveByTriggers(db)
         },
+        Migration(version: 10, name: "the ledger's rows to convert to USD indexed without its USD rows") { db in
+            // Only rows in another currency are ever converted (`convertLedgerToUSD`, whose condition repeats this one
+            // word for word so that SQLite uses the index too); a USD row written no longer updates this index.
+            try await db.drop(index: "ledger_currency").run()
+            try await db.raw("CREATE INDEX ledger_currency ON ledger (currency, purchase_day) WHERE currency <> 'USD'").run()
+        },
     ]
 }

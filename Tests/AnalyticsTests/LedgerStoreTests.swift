@@ -1,0 +1,76 @@
+import Foundation
+import SQLKit
+import Storage
+import TestSupport
+import Testing
+
+@testable import Analytics
+
+/// How the ledger's rows travel to the database and back: PostgreSQL's upsert takes them as one JSON array
+/// (`LedgerUpsert`), SQLite's as bound values.
+@Suite("Analytics: the ledger's writes")
+struct LedgerStoreTests {
+    /// A row whose texts need escaping in JSON and whose optional columns are set, and one whose are not.
+    static func unusual() -> [LedgerEntry] {
+        var full = LedgerFormulaTests.period(
+            "t\"1\\", chain: "o\n1", customer: "c\u{1}", start: 1_767_225_600_000, end: 1_769_904_000_000, currency: "EUR",
+            product: "pro \u{1F680} \"plus\"", storefront: "FRA")
+        (full.refundedAt, full.refundAmount, full.taxPerMille, full.willRenew, full.graceUntil) = (
+            1_767_312_000_000, 4995, 200, false, 1_770_000_000_000
+        )
+        (full.acquisition, full.nextStart, full.nextMonthlyPrice, full.nextRefunded) = (.resubscription, 1_769_904_000_000, 0, true)
+        (full.familyShared, full.commissionPerMille) = (true, 150)
+        var bare = LedgerFormulaTests.period("t2", customer: "c\u{1}", kind: .trial, start: 1_767_225_600_000, end: nil)
+        (bare.currency, bare.storefront, bare.renewalNumber) = (nil, nil, nil)
+        return [full, bare]
+    }
+
+    @Test("the JSON form escapes quotes, backslashes and control characters, and leaves NULL columns out")
+    func json() throws {
+        let rows = Self.unusual()
+        let json = LedgerUpsert.json(rows)
+        let decoded = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        #expect(decoded.count == 2)
+        #expect(decoded[0]["transaction_id"] as? String == "t\"1\\")
+        #expect(decoded[0]["original_transaction_id"] as? String == "o\n1")
+        #expect(decoded[0]["customer_id"] as? String == "c\u{1}")
+        #expect(decoded[0]["product_id"] as? String == "pro \u{1F680} \"plus\"")
+        #expect(decoded[0]["refund_amount"] as? Int == 4995 && decoded[0]["next_refunded"] as? Int == 1)
+        #expect(decoded[0]["purchase_day"] as? Int == 20454)
+        #expect(decoded[1]["currency"] == nil && decoded[1]["renewal_number"] == nil && decoded[1]["end_at"] == nil)
+        #expect(Set(decoded[0].keys) == Set(LedgerColumns.written))
+    }
+
+    @Test("rows with unusual texts and every column set or unset read back as written", arguments: TestDatabase.available)
+    func roundTrip(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            let rows = Self.unusual()
+            try await LedgerFormulaTests.store(rows, in: database)
+            let stored = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(rows) && stored.count == 2)
+            // Written again unchanged and then changed, through the upsert's update.
+            var changed = rows
+            changed[0].refundAmount = 9990
+            let again = changed
+            try await database.writing { session in
+                try await session.replaceLedger(customerId: "c\u{1}", environment: "Production", with: rows)
+                try await session.replaceLedger(customerId: "c\u{1}", environment: "Production", with: again)
+            }
+            let rewritten = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
+            #expect(Set(rewritten.values) == Set(again))
+        }
+    }
+
+    @Test("a rates import finds the rows to convert through the index of non-USD rows (SQLite's plan)")
+    func conversionUsesItsIndex() async throws {
+        try await LedgerFormulaTests.withDatabase(.sqlite) { database in
+            var plan = SQLQueryString("EXPLAIN QUERY PLAN ")
+            plan.appendInterpolation(StorageSession.usdConversion(where: "currency IN ('EUR', 'JPY')"))
+            let query = plan
+            let details = try await database.reading { session in
+                try await session.sql.raw(query).all().map { try $0.decode(column: "detail", as: String.self) }
+            }
+            #expect(details.contains { $0.contains("ledger_currency") }, "\(details)")
+        }
+    }
+}
