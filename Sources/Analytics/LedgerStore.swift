@@ -92,10 +92,8 @@ extension StorageSession {
         var query = SQLQueryString(
             """
             UPDATE ledger SET
-                usd_rate = (SELECT r.usd_per_unit FROM exchange_rates r
-                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1),
-                rate_day = (SELECT r.day FROM exchange_rates r
-                    WHERE r.currency = ledger.currency AND r.day <= ledger.purchase_day ORDER BY r.day DESC LIMIT 1)
+                usd_rate = \(unsafeRaw: LedgerColumns.latestRate("usd_per_unit", currency: "ledger.currency", day: "ledger.purchase_day")),
+                rate_day = \(unsafeRaw: LedgerColumns.latestRate("day", currency: "ledger.currency", day: "ledger.purchase_day"))
             WHERE currency IS NOT NULL AND currency <> 'USD' AND\u{20}
             """)
         query.appendInterpolation(filter)
@@ -105,6 +103,7 @@ extension StorageSession {
     /// A row's VALUES: what it stores, its purchase's day, and its USD rate with the rate's day, 1 and none for USD,
     /// looked up in `exchange_rates` for another currency (none without a rate), and none without a currency.
     static func values(_ e: LedgerEntry) -> SQLGroupExpression {
+        // `LedgerColumns.latestRate` with its currency and day bound (the currency comes from Apple's signed data).
         func latest(_ column: String, _ currency: String) -> any SQLExpression {
             SQLQueryString(
                 """
@@ -130,7 +129,7 @@ extension StorageSession {
 }
 
 /// A value of a ledger column as written.
-enum LedgerValue: Equatable {
+enum LedgerValue {
     case text(String)
     case integer(Int64)
 }
@@ -181,9 +180,7 @@ enum LedgerUpsert: FixedQuery {
             "next_monthly_price", "next_refunded", "purchase_day",
         ]
         let columns = LedgerColumns.written.map { "\($0) \(integers.contains($0) ? "bigint" : "text")" }.joined(separator: ", ")
-        func latest(_ column: String) -> String {
-            "(SELECT r.\(column) FROM exchange_rates r WHERE r.currency = v.currency AND r.day <= v.purchase_day ORDER BY r.day DESC LIMIT 1)"
-        }
+        func latest(_ column: String) -> String { LedgerColumns.latestRate(column, currency: "v.currency", day: "v.purchase_day") }
         return """
             INSERT INTO ledger (\(LedgerColumns.insertList))
             SELECT \(LedgerColumns.written.map { "v.\($0)" }.joined(separator: ", ")),
@@ -284,6 +281,11 @@ enum LedgerColumns {
     static let insertList = insert.joined(separator: ", ")
     /// An upsert's update: every column but the key (app, environment, transaction).
     static let upsertSet = insert.dropFirst(3).map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    /// A scalar subquery: the latest stored rate's `column` (`usd_per_unit` or `day`) for the currency `currency` on or
+    /// before the day `day` (both SQL expressions), NULL without one.
+    static func latestRate(_ column: String, currency: String, day: String) -> String {
+        "(SELECT r.\(column) FROM exchange_rates r WHERE r.currency = \(currency) AND r.day <= \(day) ORDER BY r.day DESC LIMIT 1)"
+    }
     /// A scalar subquery: the rows of the customer `$1` as one JSON array of arrays of `stored` (in order, read back by
     /// `StoredLedgerRow`), so that they come back as one value rather than a row each.
     static func customerRows(_ kind: StorageDatabase.Kind) -> String {
