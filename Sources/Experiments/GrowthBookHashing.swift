@@ -119,4 +119,15 @@ public struct Namespace: Codable, Hashable, Sendable {
         self.start = start
         self.end = end
     }
+
+    enum CodingKeys: String, CodingKey, CaseIterable { case id, start, end }
+
+    /// An unknown field is refused, as in the rest of a definition.
+    public init(from decoder: any Decoder) throws {
+        try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "a namespace")
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        start = try c.decode(Double.self, forKey: .start)
+        end = try c.decode(Double.self, forKey: .end)
+    }
 }

@@ -55,7 +55,7 @@ struct IdentityAndTimeTests {
 
             rig.clock.set(rig.clock.now + 3_600_000)
             try store.perform { model, customer in
-                try model.advance(to: rig.clock.now)
+                _ = try model.advance(to: rig.clock.now)
                 return try model.refund(customer, product: "pro.monthly", appIssue: true)
             }
             try await rig.deliver(store.takeNotifications())

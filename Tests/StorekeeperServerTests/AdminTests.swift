@@ -123,6 +123,39 @@ struct AdminTests {
             try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"transferPolicyy":"keep"}"#, field: "transferPolicyy")
             // Apple's app ids are positive (the schema's minimum: Schemathesis found 0 accepted).
             try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"appAppleId":0}"#, field: "appAppleId")
+            // verifyReceipt's URLs are two http(s) URLs, production's then sandbox's (Schemathesis found [""] accepted);
+            // so is the Server API's base URL.
+            try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"verifyReceiptURLs":[""]}"#, field: "verifyReceiptURLs")
+            try await refused(
+                "/v1/apps/\(h.app.appId)", .patch, body: #"{"verifyReceiptURLs":["https://a.example/verifyReceipt",""]}"#,
+                field: "verifyReceiptURLs[1]")
+            try await refused(
+                "/v1/apps/\(h.app.appId)", .patch,
+                body: #"{"serverAPI":{"issuerId":"i","keyId":"k","privateKey":"p","baseURL":"mailto:a@b.example"}}"#,
+                field: "serverAPI.baseURL")
+            // Found by probing every constraint of the bodies' schemas one at a time: a repeated environment, empty
+            // secrets and ids, unknown fields of nested objects, and null where the document allows none.
+            let app = "/v1/apps/\(h.app.appId)"
+            try await refused(app, .patch, body: #"{"environments":["Sandbox","Sandbox"]}"#, field: "environments")
+            try await refused(app, .patch, body: #"{"sharedSecret":""}"#, field: "sharedSecret")
+            try await refused(
+                app, .patch, body: #"{"serverAPI":{"issuerId":"","keyId":"k","privateKey":"p"}}"#, field: "serverAPI.issuerId")
+            try await refused(
+                app, .patch, body: #"{"offerSigningKey":{"keyId":"k","privateKey":"p","size":1}}"#, field: "offerSigningKey.size")
+            try await refused(app, .patch, body: #"{"proceeds":{"rates":{}}}"#, field: "proceeds.rates")
+            try await refused(app, .patch, body: #"{"catalog":null}"#, field: "catalog")
+            try await refused(app, .patch, body: #"{"transferPolicy":null}"#, field: "transferPolicy")
+            try await refused(app + "/integrations", .post, body: #"{"kind":"webhook","name":null}"#, field: "name")
+            try await refused(app + "/paywalls/p", .put, body: #"{"id":null,"products":["pro.monthly"]}"#, field: "id")
+            try await refused(
+                app + "/experiments", .post,
+                body:
+                    #"{"key":"k","placement":"p","variants":[{"key":"a"},{"key":"b"}],"namespace":{"id":"n","start":0,"end":1,"size":2}}"#,
+                field: "namespace.size")
+            let urls = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: secret,
+                body: ByteBuffer(string: #"{"verifyReceiptURLs":["https://a.example/verifyReceipt","http://127.0.0.1:9/sandbox"]}"#))
+            #expect(urls.status == .ok)
             let badGroup = try await client.execute(
                 uri: "/v1/apps/\(h.app.appId)/products", method: .put, headers: secret,
                 body: ByteBuffer(string: #"{"products":[{"id":"coins","type":"consumable","group":""}]}"#))

@@ -51,7 +51,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var trustedRoots: [String]?
     public var sharedSecret: String?
     public var serverAPI: ServerAPICredentials?
-    /// verifyReceipt's URLs, when not Apple's (tests).
+    /// verifyReceipt's URLs, when not Apple's (tests): production's, then sandbox's.
     public var verifyReceiptURLs: [String]?
     public var catalog: Catalog
     public var transferPolicy: TransferPolicy
@@ -127,6 +127,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public func validate() throws(StorekeeperError) {
         guard !bundleId.isEmpty else { throw .invalidInput(field: "bundleId", "is empty") }
         guard !environments.isEmpty else { throw .invalidInput(field: "environments", "is empty: allow Production, Sandbox or both") }
+        guard Set(environments).count == environments.count else {
+            throw .invalidInput(field: "environments", "names an environment twice")
+        }
         for environment in environments where !Environment.known.map(\.rawValue).contains(environment) {
             throw .invalidInput(
                 field: "environments", "unknown environment '\(environment)': use Production, Sandbox, Xcode or LocalTesting")
@@ -144,7 +147,23 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             throw .invalidInput(field: "trustedRoots", error.message)
         }
         do { try proceeds?.validate() } catch { throw .invalidInput(field: "proceeds.\(error.field)", error.reason) }
+        if sharedSecret?.isEmpty == true { throw .invalidInput(field: "sharedSecret", "is empty: null removes the secret") }
+        if let verifyReceiptURLs {
+            guard verifyReceiptURLs.count == 2 else {
+                throw .invalidInput(
+                    field: "verifyReceiptURLs",
+                    "is two URLs, production's verifyReceipt then sandbox's, not \(verifyReceiptURLs.count)")
+            }
+            for (index, url) in verifyReceiptURLs.enumerated() where !Self.isHTTPURL(url) {
+                throw .invalidInput(field: "verifyReceiptURLs[\(index)]", "is not an http or https URL with a host")
+            }
+        }
+        if let base = serverAPI?.baseURL, !Self.isHTTPURL(base) {
+            throw .invalidInput(field: "serverAPI.baseURL", "is not an http or https URL with a host")
+        }
         if let serverAPI {
+            if serverAPI.issuerId.isEmpty { throw .invalidInput(field: "serverAPI.issuerId", "is empty") }
+            if serverAPI.keyId.isEmpty { throw .invalidInput(field: "serverAPI.keyId", "is empty") }
             do {
                 _ = try AppStoreSigningKey(
                     pem: serverAPI.privateKey, keyId: serverAPI.keyId, issuerId: serverAPI.issuerId, bundleId: bundleId)
@@ -155,7 +174,16 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         if let offerSigningKey, offerSigningKey.keyId.isEmpty {
             throw .invalidInput(field: "offerSigningKey.keyId", "is empty: the key id of the In-App Purchase key")
         }
+        if offerSigningKey?.issuerId?.isEmpty == true {
+            throw .invalidInput(field: "offerSigningKey.issuerId", "is empty: leave it out for the Server API's issuer")
+        }
         _ = try offerSigner()
+    }
+
+    /// An absolute http or https URL with a host: where the server may send a request.
+    static func isHTTPURL(_ text: String) -> Bool {
+        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
+        return ["http", "https"].contains(scheme) && !host.isEmpty
     }
 
     /// What the admin API shows: everything but the secrets, which appear only as "configured".

@@ -189,7 +189,8 @@ extension OpenAPIDocument {
             "issuerId": .string(minLength: 1),
             "keyId": .string(minLength: 1),
             "privateKey": .string(description: "The In-App Purchase key (.p8), PEM.", minLength: 1),
-            "baseURL": .string(required: false, description: "Apple's by default."),
+            "baseURL": .string(
+                format: .uri, required: false, nullable: true, description: "Apple's when absent or null: an http or https URL."),
         ])
 
     static let appViewSchema = JSONSchema.object(

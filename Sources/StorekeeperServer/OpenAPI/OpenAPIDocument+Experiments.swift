@@ -25,63 +25,62 @@ extension OpenAPIDocument {
     static let variantSchema = JSONSchema.object(
         properties: [
             "key": .string(minLength: 1),
-            "weight": .number(required: false, minimum: (0, exclusive: false)).with(description: "The weights add up to 1."),
+            "weight": .number(required: false, nullable: true, minimum: (0, exclusive: false)).with(
+                description: "The weights add up to 1."),
             "payload": .fragment(required: false, description: "Any JSON passed to the app as it is."),
-            "paywall": .string(required: false, description: "The variant's paywall (default: the placement's)."),
+            "paywall": .string(required: false, nullable: true, description: "The variant's paywall (default: the placement's)."),
         ],
         additionalProperties: .a(false))
 
     static let targetingSchema = JSONSchema.object(
-        required: false,
+        required: false, nullable: true,
         properties: [
-            "storefronts": .array(required: false, items: .string),
-            "minAppVersion": .string(required: false), "maxAppVersion": .string(required: false),
-            "customerStates": .array(required: false, items: .string(allowedValues: "new", "active", "inactive")),
-            "newUsersOnly": .boolean(required: false),
+            "storefronts": .array(required: false, nullable: true, items: .string),
+            "minAppVersion": .string(required: false, nullable: true), "maxAppVersion": .string(required: false, nullable: true),
+            "customerStates": .array(required: false, nullable: true, items: .string(allowedValues: "new", "active", "inactive")),
+            "newUsersOnly": .boolean(required: false, nullable: true),
         ],
         additionalProperties: .a(false))
 
     static let namespaceSchema = JSONSchema.object(
-        required: false,
+        required: false, nullable: true,
         properties: [
             "id": .string, "start": .number(maximum: (1, exclusive: false), minimum: (0, exclusive: false)),
             "end": .number(maximum: (1, exclusive: false), minimum: (0, exclusive: false)),
         ],
         additionalProperties: .a(false))
 
-    /// The definition's fields; `required` lists what a creation needs.
+    /// The definition's fields; `required` lists what a creation needs. An optional field may be null, as if it were
+    /// left out (its default); in a change, null puts it back to its default (Schemathesis found `"targeting": null`
+    /// accepted while the schema said an object).
     static func definitionProperties(creating: Bool) -> OrderedDictionary<String, JSONSchema> {
-        [
+        /// An enum or null: `nullable` alone would allow a null that the enum then refuses.
+        func orNull(_ schema: JSONSchema) -> JSONSchema { .one(of: [schema, .null()], core: .init(required: false)) }
+        return [
             "placement": .string(required: creating, description: "The placement the experiment runs on."),
-            "seed": .string(required: false, description: "Hashed with the app user id (default: the key)."),
-            "status": experimentStatusSchema.optionalSchemaObject().with(
+            "seed": .string(required: false, nullable: true, description: "Hashed with the app user id (default: the key)."),
+            "status": orNull(experimentStatusSchema).with(
                 description: creating ? "draft (the default) or running." : "running, paused, stopped or rolledBack."),
-            "winner": .string(required: false, description: "The variant everyone gets once stopped; alone, it stops the test."),
+            "winner": .string(
+                required: false, nullable: true, description: "The variant everyone gets once stopped; alone, it stops the test."),
             "variants": .array(required: creating, minItems: 2, items: variantSchema),
-            "coverage": .number(required: false, maximum: (1, exclusive: false), minimum: (0, exclusive: false)),
+            "coverage": .number(required: false, nullable: true, maximum: (1, exclusive: false), minimum: (0, exclusive: false)),
             "targeting": targetingSchema,
             "namespace": namespaceSchema,
-            "hashVersion": .integer(required: false, allowedValues: 1, 2),
+            "hashVersion": orNull(.integer(allowedValues: 1, 2)),
         ]
     }
 
     static var experimentBodySchema: JSONSchema {
         var properties = definitionProperties(creating: true)
         properties["key"] = .string(pattern: idPattern)
-        properties["phase"] = .integer(required: false, minimum: (0, exclusive: false))
+        properties["phase"] = .integer(required: false, nullable: true, minimum: (0, exclusive: false))
         return .object(properties: properties, additionalProperties: .a(false))
     }
 
-    /// A JSON merge patch: null puts an optional field back to its default (Schemathesis found `"targeting": null`
-    /// accepted while this said an object).
-    static let experimentPatchSchema: JSONSchema = {
-        var properties = definitionProperties(creating: false)
-        for field in ["seed", "winner", "coverage", "targeting", "namespace"] {
-            properties[field] = properties[field]?.nullableSchemaObject()
-        }
-        properties["hashVersion"] = .one(of: [.integer(allowedValues: 1, 2), .null()], core: .init(required: false))
-        return .object(properties: properties, additionalProperties: .a(false))
-    }()
+    /// A JSON merge patch: null puts an optional field back to its default.
+    static let experimentPatchSchema = JSONSchema.object(
+        properties: definitionProperties(creating: false), additionalProperties: .a(false))
 
     /// A stored definition; with `timestamps`, as the admin API shows it.
     static func experimentSchema(timestamps: Bool) -> JSONSchema {

@@ -224,7 +224,10 @@ extension OpenAPIDocument {
                 required: false, nullable: true, items: .string(description: "A DER certificate, base64.", minLength: 1)),
             "sharedSecret": .string(required: false, nullable: true, minLength: 1),
             "serverAPI": ref("ServerAPICredentials", required: false),
-            "verifyReceiptURLs": .array(required: false, nullable: true, items: .string(minLength: 1)),
+            "verifyReceiptURLs": .array(
+                required: false, nullable: true, minItems: 2, maxItems: 2,
+                items: .string(
+                    format: .uri, description: "Production's verifyReceipt, then sandbox's: http or https URLs.", minLength: 1)),
             "catalog": ref("Catalog", required: false),
             "transferPolicy": .string(required: false, allowedValues: "transfer", "keep"),
             "proceeds": proceedsSchema(required: false),
@@ -233,7 +236,9 @@ extension OpenAPIDocument {
                 properties: [
                     "keyId": .string(minLength: 1),
                     "privateKey": .string(description: "The In-App Purchase key (.p8), PEM; never shown again.", minLength: 1),
-                    "issuerId": .string(required: false, description: "StoreKit 2's iss; the Server API's when absent.", minLength: 1),
+                    "issuerId": .string(
+                        required: false, nullable: true, description: "StoreKit 2's iss; the Server API's when absent or null.",
+                        minLength: 1),
                 ],
                 additionalProperties: .a(false)),
         ],

@@ -3,8 +3,8 @@ import Entitlements
 import StorekeeperCore
 
 /// `PATCH /v1/apps/{appId}`: every field is optional; those present replace the stored ones. Secrets can be set or,
-/// with null, removed. The bundle id cannot change, and an unknown field is refused rather than ignored (a typo would
-/// otherwise look like success).
+/// with null, removed; the other fields are not null. The bundle id cannot change, and an unknown field is refused
+/// rather than ignored.
 struct AppPatch: Decodable {
     var appAppleId: Int64??
     var environments: [String]?
@@ -17,17 +17,9 @@ struct AppPatch: Decodable {
     var proceeds: ProceedsSettings??
     var offerSigningKey: AppConfiguration.OfferSigningKey??
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy, bundleId
         case proceeds, offerSigningKey
-    }
-
-    /// Any key of the body, to find the unknown ones.
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 
     init(from decoder: any Decoder) throws {
@@ -35,23 +27,23 @@ struct AppPatch: Decodable {
         if c.contains(.bundleId) {
             throw StorekeeperError.invalidInput(field: "bundleId", "bundleId cannot change: create another app for another bundle id")
         }
-        if let unknown = try decoder.container(keyedBy: AnyKey.self).allKeys.first(where: { CodingKeys(stringValue: $0.stringValue) == nil }
-        ) {
-            throw StorekeeperError.invalidInput(
-                field: unknown.stringValue, "'\(unknown.stringValue)' is not a field of an app's configuration")
-        }
+        try StrictBody.refuseUnknown(decoder, CodingKeys.self, what: "an app's configuration")
+        try StrictBody.refuseUnknown(
+            in: c, at: .offerSigningKey, known: ["keyId", "privateKey", "issuerId"], what: "an offer signing key")
+        try StrictBody.refuseUnknown(
+            in: c, at: .proceeds, known: ["smallBusinessProgramSince", "storefrontTaxRates"], what: "the proceeds settings")
         func nullable<T: Decodable>(_ key: CodingKeys) throws -> T?? {
             guard c.contains(key) else { return nil }
             return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(T.self, forKey: key))
         }
         appAppleId = try nullable(.appAppleId)
-        environments = try c.decodeIfPresent([String].self, forKey: .environments)
+        environments = try c.decodeUnlessAbsent([String].self, forKey: .environments)
         trustedRoots = try nullable(.trustedRoots)
         sharedSecret = try nullable(.sharedSecret)
         serverAPI = try nullable(.serverAPI)
         verifyReceiptURLs = try nullable(.verifyReceiptURLs)
-        catalog = try c.decodeIfPresent(Catalog.self, forKey: .catalog)
-        transferPolicy = try c.decodeIfPresent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
+        catalog = try c.decodeUnlessAbsent(Catalog.self, forKey: .catalog)
+        transferPolicy = try c.decodeUnlessAbsent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
         proceeds = try nullable(.proceeds)
         offerSigningKey = try nullable(.offerSigningKey)
     }

@@ -159,14 +159,10 @@ struct PaywallBody: Decodable {
     enum CodingKeys: String, CodingKey, CaseIterable { case id, products, config }
 
     init(from decoder: any Decoder) throws {
-        if let unknown = try decoder.container(keyedBy: AppPatch.AnyKey.self).allKeys.first(where: {
-            CodingKeys(stringValue: $0.stringValue) == nil
-        }) {
-            throw StorekeeperError.invalidInput(field: unknown.stringValue, "'\(unknown.stringValue)' is not a field of a paywall")
-        }
+        try StrictBody.refuseUnknown(decoder, CodingKeys.self, what: "a paywall")
         let c = try decoder.container(keyedBy: CodingKeys.self)
         input = PaywallInput(
-            id: try c.decodeIfPresent(String.self, forKey: .id), products: try c.decode([String].self, forKey: .products),
+            id: try c.decodeUnlessAbsent(String.self, forKey: .id), products: try c.decode([String].self, forKey: .products),
             config: try c.decodeIfPresent(JSONValue.self, forKey: .config))
     }
 }

@@ -90,8 +90,8 @@ struct IntegrationController {
     private static func id(_ context: AdminContext) throws -> String { try context.parameters.require("integrationId") }
 }
 
-/// The body of POST and PATCH: every field optional here (the use case says which a creation needs); an unknown field
-/// is refused rather than ignored. `config` values are strings (a number, such as a Telegram chat id, is taken as its
+/// The body of POST and PATCH: every field optional here (the use case says which a creation needs), null only where
+/// it removes (`events`, `retrySchedule`, a config value); an unknown field is refused rather than ignored. `config` values are strings (a number, such as a Telegram chat id, is taken as its
 /// digits), or null to remove an optional field in a change.
 struct IntegrationBody: Decodable {
     var input = IntegrationInput()
@@ -114,22 +114,18 @@ struct IntegrationBody: Decodable {
     }
 
     init(from decoder: any Decoder) throws {
-        if let unknown = try decoder.container(keyedBy: AppPatch.AnyKey.self).allKeys.first(where: {
-            CodingKeys(stringValue: $0.stringValue) == nil
-        }) {
-            throw StorekeeperError.invalidInput(field: unknown.stringValue, "'\(unknown.stringValue)' is not a field of an integration")
-        }
+        try StrictBody.refuseUnknown(decoder, CodingKeys.self, what: "an integration")
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        input.kind = try c.decodeIfPresent(String.self, forKey: .kind)
-        input.name = try c.decodeIfPresent(String.self, forKey: .name)
-        if let config = try c.decodeIfPresent([String: ConfigValue?].self, forKey: .config) {
+        input.kind = try c.decodeUnlessAbsent(String.self, forKey: .kind)
+        input.name = try c.decodeUnlessAbsent(String.self, forKey: .name)
+        if let config = try c.decodeUnlessAbsent([String: ConfigValue?].self, forKey: .config) {
             input.config = config.mapValues { $0?.text }
         }
         if c.contains(.events) {
             input.events = .some(try c.decodeNil(forKey: .events) ? nil : try c.decode([String].self, forKey: .events))
         }
-        input.environments = try c.decodeIfPresent([String].self, forKey: .environments)
-        input.enabled = try c.decodeIfPresent(Bool.self, forKey: .enabled)
+        input.environments = try c.decodeUnlessAbsent([String].self, forKey: .environments)
+        input.enabled = try c.decodeUnlessAbsent(Bool.self, forKey: .enabled)
         if c.contains(.retrySchedule) {
             input.retrySchedule = .some(try c.decodeNil(forKey: .retrySchedule) ? nil : try c.decode([Int64].self, forKey: .retrySchedule))
         }
