@@ -147,6 +147,13 @@ experiment = {"key": "probe", "placement": "onboarding", "status": "draft", "see
               "targeting": {"storefronts": ["USA"], "minAppVersion": "1.0", "maxAppVersion": "2.0", "customerStates": ["new"],
                             "newUsersOnly": False},
               "namespace": {"id": "ns", "start": 0, "end": 1}, "hashVersion": 2}
+# What the bodies below refer to, as they need it (the fuzzing before may have changed the app's environments).
+for method, path, body in [("PATCH", f"/v1/apps/{app}", configuration),
+                           ("PUT", f"/v1/apps/{app}/paywalls/plain", {"products": ["pro.monthly"]}),
+                           ("PUT", f"/v1/apps/{app}/placements/onboarding", {"defaultPaywall": "plain"})]:
+    status, text = call(method, path, body)
+    if status != 200:
+        sys.exit(f"could not prepare the probe ({method} {path}): {status} {text}")
 status, text = call("POST", f"/v1/apps/{app}/integrations", webhook)
 if status != 201:
     sys.exit(f"could not create the probe's integration: {status} {text}")
