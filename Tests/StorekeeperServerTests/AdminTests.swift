@@ -125,17 +125,15 @@ struct AdminTests {
             try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"appAppleId":0}"#, field: "appAppleId")
             // verifyReceipt's URLs are two http(s) URLs, production's then sandbox's (Schemathesis found [""] accepted);
             // so is the Server API's base URL.
-            try await refused("/v1/apps/\(h.app.appId)", .patch, body: #"{"verifyReceiptURLs":[""]}"#, field: "verifyReceiptURLs")
-            try await refused(
-                "/v1/apps/\(h.app.appId)", .patch, body: #"{"verifyReceiptURLs":["https://a.example/verifyReceipt",""]}"#,
-                field: "verifyReceiptURLs[1]")
-            try await refused(
-                "/v1/apps/\(h.app.appId)", .patch,
-                body: #"{"serverAPI":{"issuerId":"i","keyId":"k","privateKey":"p","baseURL":"mailto:a@b.example"}}"#,
-                field: "serverAPI.baseURL")
-            // Found by probing every constraint of the bodies' schemas one at a time: a repeated environment, empty
-            // secrets and ids, unknown fields of nested objects, and null where the document allows none.
             let app = "/v1/apps/\(h.app.appId)"
+            try await refused(app, .patch, body: #"{"verifyReceiptURLs":[""]}"#, field: "verifyReceiptURLs")
+            try await refused(
+                app, .patch, body: #"{"verifyReceiptURLs":["https://a.example/verifyReceipt",""]}"#, field: "verifyReceiptURLs[1]")
+            try await refused(
+                app, .patch, body: #"{"serverAPI":{"issuerId":"i","keyId":"k","privateKey":"p","baseURL":"mailto:a@b.example"}}"#,
+                field: "serverAPI.baseURL")
+            // Found by probing every constraint of the bodies' schemas one at a time (.ci/schema_probe.py): a repeated
+            // environment, empty secrets and ids, unknown fields of nested objects, and null where the document allows none.
             try await refused(app, .patch, body: #"{"environments":["Sandbox","Sandbox"]}"#, field: "environments")
             try await refused(app, .patch, body: #"{"sharedSecret":""}"#, field: "sharedSecret")
             try await refused(
@@ -153,7 +151,7 @@ struct AdminTests {
                     #"{"key":"k","placement":"p","variants":[{"key":"a"},{"key":"b"}],"namespace":{"id":"n","start":0,"end":1,"size":2}}"#,
                 field: "namespace.size")
             let urls = try await client.execute(
-                uri: "/v1/apps/\(h.app.appId)", method: .patch, headers: secret,
+                uri: app, method: .patch, headers: secret,
                 body: ByteBuffer(string: #"{"verifyReceiptURLs":["https://a.example/verifyReceipt","http://127.0.0.1:9/sandbox"]}"#))
             #expect(urls.status == .ok)
             let badGroup = try await client.execute(

@@ -91,8 +91,9 @@ struct IntegrationController {
 }
 
 /// The body of POST and PATCH: every field optional here (the use case says which a creation needs), null only where
-/// it removes (`events`, `retrySchedule`, a config value); an unknown field is refused rather than ignored. `config` values are strings (a number, such as a Telegram chat id, is taken as its
-/// digits), or null to remove an optional field in a change.
+/// it removes (`events`, `retrySchedule`, a config value); an unknown field is refused rather than ignored. `config`
+/// values are strings (a number, such as a Telegram chat id, is taken as its digits), or null to remove an optional
+/// field in a change.
 struct IntegrationBody: Decodable {
     var input = IntegrationInput()
 
