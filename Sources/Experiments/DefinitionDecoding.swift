@@ -1,7 +1,14 @@
 import Foundation
 
-/// Refuses a JSON object's unknown keys, naming the first one.
+/// Refuses a JSON object's unknown keys, naming the first one, when the decoder asks for it
+/// (``ExperimentDefinition/decode(_:requireWeightsSumToOne:)`` does: a definition someone wrote, where a misspelt
+/// `weigths` must not pass as equal weights). Plain decoding ignores them: the SDK in an app reads definitions a newer
+/// server may have written with fields it does not know, and must still assign from them.
 enum StrictKeys {
+    /// The decoder's `userInfo` key that turns the refusal on. (Its initializer is failable in signature only: it
+    /// takes any string.)
+    static let option = CodingUserInfoKey(rawValue: "storekeeper.experiments.refuseUnknownKeys")
+
     struct AnyKey: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }
@@ -10,6 +17,7 @@ enum StrictKeys {
     }
 
     static func refuseUnknown<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type, what: String) throws {
+        guard let option, decoder.userInfo[option] as? Bool == true else { return }
         let known = Set(Keys.allCases.map(\.stringValue))
         let container = try decoder.container(keyedBy: AnyKey.self)
         if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {

@@ -102,8 +102,8 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         case key, placement, seed, phase, status, winner, variants, coverage, targeting, namespace, startedAt, hashVersion
     }
 
-    /// Only `key` and `variants` are required; an unknown field is refused (a misspelt `weigths` must not pass as
-    /// equal weights).
+    /// Only `key` and `variants` are required. An unknown field is refused when the decoder asks for it (see
+    /// ``StrictKeys``), as ``decode(_:requireWeightsSumToOne:)`` does.
     public init(from decoder: any Decoder) throws {
         try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "an experiment definition")
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -121,11 +121,14 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         hashVersion = try c.decodeWholeIfPresent(.hashVersion).map { Int($0) }
     }
 
-    /// Decodes and validates a definition, with errors that name the field at fault in plain words.
+    /// Decodes and validates a definition someone wrote, with errors that name the field at fault in plain words; an
+    /// unknown field is refused (plain `Decodable` decoding ignores it).
     public static func decode(_ data: Data, requireWeightsSumToOne: Bool = false) throws(ExperimentError) -> ExperimentDefinition {
         let definition: ExperimentDefinition
         do {
-            definition = try JSONDecoder().decode(ExperimentDefinition.self, from: data)
+            let decoder = JSONDecoder()
+            if let option = StrictKeys.option { decoder.userInfo[option] = true }
+            definition = try decoder.decode(ExperimentDefinition.self, from: data)
         } catch {
             throw PlainDecodingError.experimentError(error)
         }

@@ -35,6 +35,22 @@ struct DefinitionDecodingTests {
         #expect(throws: ExperimentError.invalidField(field, message)) { try decode(json) }
     }
 
+    @Test("a field this version does not know (a newer server's): plain decoding, as the SDK's, reads past it; decode(_:) refuses it")
+    func tolerantReader() throws {
+        let json = #"""
+            {"key": "e", "status": "running", "rollout": 1, "variants": [{"key": "a", "icon": "x"}, {"key": "b"}],
+             "targeting": {"storefronts": ["USA"], "platform": "ios"}, "namespace": {"id": "n", "start": 0, "end": 0.5, "salt": 2}}
+            """#
+        let read = try JSONDecoder().decode(ExperimentDefinition.self, from: Data(json.utf8))
+        #expect(read.status == .running && read.variants.map(\.key) == ["a", "b"])
+        #expect(read.targeting?.storefronts == ["USA"] && read.namespace == Namespace(id: "n", start: 0, end: 0.5))
+        #expect(throws: ExperimentError.self) { try decode(json) }
+        #expect(throws: ExperimentError.invalidField("namespace.salt", "'salt' is not a field of a namespace (known: end, id, start)")) {
+            try decode(
+                #"{"key": "e", "variants": [{"key": "a"}, {"key": "b"}], "namespace": {"id": "n", "start": 0, "end": 1, "salt": 2}}"#)
+        }
+    }
+
     @Test("the server's rule: weights given add up to 1 (±0.001); relative weights stay fine on the command line")
     func weights() throws {
         let relative = #"{"key": "e", "variants": [{"key": "a", "weight": 1}, {"key": "b", "weight": 3}]}"#
