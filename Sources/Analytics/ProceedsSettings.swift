@@ -7,6 +7,9 @@ public struct ProceedsSettings: Codable, Hashable, Sendable {
     /// Storefront (alpha-3, as Apple's `storefront`) → tax rate included in the customer's price (`0.19` for 19%).
     public var storefrontTaxRates: [String: Double]?
 
+    /// Its fields as JSON names them (listed, so that a request body's unknown ones can be refused).
+    public enum CodingKeys: String, CodingKey, CaseIterable { case smallBusinessProgramSince, storefrontTaxRates }
+
     public init(smallBusinessProgramSince: String? = nil, storefrontTaxRates: [String: Double]? = nil) {
         self.smallBusinessProgramSince = smallBusinessProgramSince
         self.storefrontTaxRates = storefrontTaxRates

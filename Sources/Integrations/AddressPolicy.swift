@@ -23,11 +23,20 @@ public final class AddressPolicy: Sendable {
         self.allowPrivate = allowPrivate
     }
 
+    /// The host of an absolute http or https URL, or nil when the text is not one (or has no host): what the server
+    /// may send a request to at all.
+    public static func httpHost(of url: String) -> String? {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            ["http", "https"].contains(scheme), let host = components.host, !host.isEmpty
+        else { return nil }
+        return host
+    }
+
     /// Throws `forbiddenAddress` for a URL that must not be called.
     public func check(_ url: String) async throws(IntegrationError) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
-            ["http", "https"].contains(scheme), let rawHost = components.host, !rawHost.isEmpty
-        else { throw IntegrationError(.forbiddenAddress, "not an http or https URL with a host") }
+        guard let rawHost = Self.httpHost(of: url) else {
+            throw IntegrationError(.forbiddenAddress, "not an http or https URL with a host")
+        }
         if allowPrivate { return }
         let host = rawHost.hasPrefix("[") && rawHost.hasSuffix("]") ? String(rawHost.dropFirst().dropLast()) : rawHost
         let addresses = try await resolve(host)

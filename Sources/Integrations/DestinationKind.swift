@@ -125,9 +125,7 @@ public enum DestinationKind: String, Sendable, Hashable, CaseIterable, Codable {
         case .text:
             break
         case .url:
-            guard let url = URLComponents(string: value), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme),
-                let host = url.host, !host.isEmpty
-            else {
+            guard AddressPolicy.httpHost(of: value) != nil else {
                 throw IntegrationError(.invalidConfiguration, "\(field.name) is an http or https URL with a host", field: name)
             }
         case .oneOf(let choices):

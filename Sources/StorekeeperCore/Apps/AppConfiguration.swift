@@ -2,6 +2,7 @@ import Analytics
 import AppStore
 import Entitlements
 import Foundation
+import Integrations
 
 /// What an app is configured with, stored as JSON in `apps.config`. Secrets (the verifyReceipt shared secret and the
 /// Server API key) live here and never leave the server: ``AppConfiguration/View`` is what the admin API shows.
@@ -35,6 +36,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         public var keyId: String
         public var privateKey: String
         public var issuerId: String?
+
+        /// Its fields as JSON names them (listed, so that a request body's unknown ones can be refused).
+        public enum CodingKeys: String, CodingKey, CaseIterable { case keyId, privateKey, issuerId }
 
         public init(keyId: String, privateKey: String, issuerId: String? = nil) {
             self.keyId = keyId
@@ -154,11 +158,11 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
                     field: "verifyReceiptURLs",
                     "is two URLs, production's verifyReceipt then sandbox's, not \(verifyReceiptURLs.count)")
             }
-            for (index, url) in verifyReceiptURLs.enumerated() where !Self.isHTTPURL(url) {
+            for (index, url) in verifyReceiptURLs.enumerated() where AddressPolicy.httpHost(of: url) == nil {
                 throw .invalidInput(field: "verifyReceiptURLs[\(index)]", "is not an http or https URL with a host")
             }
         }
-        if let base = serverAPI?.baseURL, !Self.isHTTPURL(base) {
+        if let base = serverAPI?.baseURL, AddressPolicy.httpHost(of: base) == nil {
             throw .invalidInput(field: "serverAPI.baseURL", "is not an http or https URL with a host")
         }
         if let serverAPI {
@@ -178,12 +182,6 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             throw .invalidInput(field: "offerSigningKey.issuerId", "is empty: leave it out for the Server API's issuer")
         }
         _ = try offerSigner()
-    }
-
-    /// An absolute http or https URL with a host: where the server may send a request.
-    static func isHTTPURL(_ text: String) -> Bool {
-        guard let url = URLComponents(string: text), let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
-        return ["http", "https"].contains(scheme) && !host.isEmpty
     }
 
     /// What the admin API shows: everything but the secrets, which appear only as "configured".

@@ -19,11 +19,11 @@ enum StrictBody {
 
     /// Refuses the first unknown field of the object at `key`, if it is an object (its own decoding says what else
     /// is wrong with it).
-    static func refuseUnknown<Key: CodingKey>(
-        in container: KeyedDecodingContainer<Key>, at key: Key, known: [String], what: String
+    static func refuseUnknown<Key: CodingKey, Keys: CodingKey & CaseIterable>(
+        in container: KeyedDecodingContainer<Key>, at key: Key, _ keys: Keys.Type, what: String
     ) throws {
         guard container.contains(key), let nested = try? container.nestedContainer(keyedBy: AnyKey.self, forKey: key) else { return }
-        try refuseUnknown(nested, known: known, path: key.stringValue + ".", what: what)
+        try refuseUnknown(nested, known: keys.allCases.map(\.stringValue), path: key.stringValue + ".", what: what)
     }
 
     private static func refuseUnknown(_ container: KeyedDecodingContainer<AnyKey>, known: [String], path: String, what: String) throws {

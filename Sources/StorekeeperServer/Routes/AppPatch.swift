@@ -29,9 +29,8 @@ struct AppPatch: Decodable {
         }
         try StrictBody.refuseUnknown(decoder, CodingKeys.self, what: "an app's configuration")
         try StrictBody.refuseUnknown(
-            in: c, at: .offerSigningKey, known: ["keyId", "privateKey", "issuerId"], what: "an offer signing key")
-        try StrictBody.refuseUnknown(
-            in: c, at: .proceeds, known: ["smallBusinessProgramSince", "storefrontTaxRates"], what: "the proceeds settings")
+            in: c, at: .offerSigningKey, AppConfiguration.OfferSigningKey.CodingKeys.self, what: "an offer signing key")
+        try StrictBody.refuseUnknown(in: c, at: .proceeds, ProceedsSettings.CodingKeys.self, what: "the proceeds settings")
         func nullable<T: Decodable>(_ key: CodingKeys) throws -> T?? {
             guard c.contains(key) else { return nil }
             return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(T.self, forKey: key))
