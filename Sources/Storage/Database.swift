@@ -61,6 +61,9 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case corrupt
         /// A statement the code asked for that the database cannot run: a bug.
         case misuse
+        /// A value the database cannot hold or compare (PostgreSQL's data exceptions, SQLSTATE class 22, such as a
+        /// text with NUL): trying again cannot help, and nothing is wrong with the database.
+        case invalidValue
     }
 
     public let code: Code
@@ -275,6 +278,9 @@ public final class StorageDatabase: Sendable {
         } catch let error as CancellationError {
             throw error
         } catch {
+            if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState], state.hasPrefix("22") {
+                throw StorageError(.invalidValue, "\(error.serverInfo?[.message] ?? "a data exception") (SQLSTATE \(state))")
+            }
             if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
                 || error is IOError || error is NIOConnectionError
             {

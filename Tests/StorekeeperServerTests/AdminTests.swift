@@ -161,6 +161,31 @@ struct AdminTests {
         }
     }
 
+    @Test(
+        "a NUL, which PostgreSQL's text cannot hold: refused in an app user id by its rule, elsewhere a 400 from the database's data exception, never a 503 that asks the client to retry",
+        arguments: TestDatabase.available)
+    func nul(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        try await h.test { client in
+            let secret = headers(h.app.secretKey)
+            let customer = try await client.execute(uri: "/v1/customers/a%00b", method: .get, headers: secret)
+            #expect(customer.status == .badRequest)
+            #expect(try decode(ErrorBody.self, customer).error.field == "appUserId")
+            let alias = try await client.execute(
+                uri: "/v1/customers/ann/alias", method: .post, headers: secret, body: ByteBuffer(string: #"{"alias":"a\u0000b"}"#))
+            #expect(alias.status == .badRequest)
+            #expect(try decode(ErrorBody.self, alias).error.field == "alias")
+            // A filter nothing validates: SQLite compares it (and matches nothing); PostgreSQL refuses the value.
+            let filtered = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/metrics/mrr?from=2026-01-01&to=2026-01-03&product=a%00b", method: .get, headers: secret)
+            #expect(filtered.status == (database == .postgres ? .badRequest : .ok))
+            if database == .postgres {
+                let error = try decode(ErrorBody.self, filtered).error
+                #expect(error.code == "invalid_request" && error.permanent == true && !error.message.contains("SELECT"))
+            }
+        }
+    }
+
     @Test("a method a known path does not take is 405 with Allow; an unknown path stays 404")
     func methodNotAllowed() async throws {
         let h = try await Harness.make(.sqlite)

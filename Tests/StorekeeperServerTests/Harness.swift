@@ -234,6 +234,7 @@ struct ErrorBody: Decodable {
         var code: String
         var message: String
         var field: String?
+        var permanent: Bool?
     }
     var error: Detail
 }

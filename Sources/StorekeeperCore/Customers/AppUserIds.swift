@@ -16,14 +16,16 @@ public enum AppUserIds {
     /// The name of the customer who owns an original transaction that arrived without an appAccountToken.
     static func anonymous(originalTransactionId: String) -> String { anonymousPrefix + originalTransactionId }
 
-    /// The characters that end a line (`Character.isNewline`), which no app user id contains.
-    public static let lineBreaks: [Unicode.Scalar] = ["\n", "\u{0B}", "\u{0C}", "\r", "\u{85}", "\u{2028}", "\u{2029}"]
+    /// What no app user id contains: NUL (PostgreSQL's text cannot hold it) and the characters that end a line
+    /// (`Character.isNewline`).
+    public static let refusedScalars: [Unicode.Scalar] = ["\0", "\n", "\u{0B}", "\u{0C}", "\r", "\u{85}", "\u{2028}", "\u{2029}"]
 
-    /// An app user id as the API takes it: 1 to 256 Unicode scalars on one line. Names the app posts to (creating the
-    /// customer) cannot start with `$`, but for the app's own `$device:` ids. `field` names the input in the error.
+    /// An app user id as the API takes it: 1 to 256 Unicode scalars on one line, without NUL. Names the app posts to
+    /// (creating the customer) cannot start with `$`, but for the app's own `$device:` ids. `field` names the input in
+    /// the error.
     public static func validate(_ id: String, posting: Bool = false, field: String = "appUserId") throws(StorekeeperError) -> String {
-        guard !id.isEmpty, id.unicodeScalars.count <= maxLength, !id.unicodeScalars.contains(where: lineBreaks.contains) else {
-            throw .invalidInput(field: field, "\(field) is 1 to \(maxLength) characters on one line")
+        guard !id.isEmpty, id.unicodeScalars.count <= maxLength, !id.unicodeScalars.contains(where: refusedScalars.contains) else {
+            throw .invalidInput(field: field, "\(field) is 1 to \(maxLength) characters on one line, without NUL")
         }
         if posting, id.hasPrefix("$"), !id.hasPrefix(devicePrefix) {
             throw .invalidInput(

@@ -97,9 +97,12 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
         }
     }
 
-    /// A storage failure: unreachable or failing databases are 503 (retry), the rest 500.
+    /// A storage failure: unreachable or failing databases are 503 (retry), a value the database cannot hold 400, the
+    /// rest 500.
     private init(storage error: StorageError) {
         switch error.code {
+        case .invalidValue:
+            self.init(.badRequest, "invalid_request", "a value of this request cannot be stored or compared: \(error.message)")
         case .unavailable:
             self.init(.serviceUnavailable, "unavailable", "the database is unavailable: \(error.message)")
             headers[.retryAfter] = "5"

@@ -79,18 +79,19 @@ extension OpenAPIDocument {
     /// `<txOrder>-<seq>` as `nextCursor` writes it, or `0`; what `EventCursor(_:)` parses.
     static let cursorPattern = "^(0|[0-9]{1,\(EventCursor.maxDigits)}-[0-9]{1,\(EventCursor.maxDigits)})$"
 
-    /// The line breaks `AppUserIds` refuses, as a regular expression's character class body (`\u000A…`).
-    static let lineBreakClass = AppUserIds.lineBreaks.map { String(format: "\\u%04X", $0.value) }.joined()
+    /// The scalars `AppUserIds` refuses (NUL and line breaks), as a regular expression's character class body
+    /// (`\u0000\u000A…`).
+    static let refusedClass = AppUserIds.refusedScalars.map { String(format: "\\u%04X", $0.value) }.joined()
 
     /// What `AppUserIds.validate` accepts: 1 to 256 Unicode scalars (JSON Schema's `maxLength` counts the same), no
-    /// line break.
-    static let appUserIdSchema = JSONSchema.string(minLength: 1, maxLength: AppUserIds.maxLength, pattern: "^[^\(lineBreakClass)]+$")
+    /// NUL or line break.
+    static let appUserIdSchema = JSONSchema.string(minLength: 1, maxLength: AppUserIds.maxLength, pattern: "^[^\(refusedClass)]+$")
 
     /// What `AppUserIds.validate(posting: true)` accepts: the same, and no leading `$` but for the app's `$device:` ids.
     static let postingAppUserIdSchema = JSONSchema.string(
         minLength: 1, maxLength: AppUserIds.maxLength,
         pattern:
-            "^([^$\(lineBreakClass)][^\(lineBreakClass)]*|\(NSRegularExpression.escapedPattern(for: AppUserIds.devicePrefix))[^\(lineBreakClass)]*)$"
+            "^([^$\(refusedClass)][^\(refusedClass)]*|\(NSRegularExpression.escapedPattern(for: AppUserIds.devicePrefix))[^\(refusedClass)]*)$"
     )
 
     /// Apple's environments, spelled as `AppRuntime.environment(_:)` takes them.
