@@ -67,14 +67,18 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     }
 
     public let code: Code
+    /// What an answer may say: never a statement's text.
     public let message: String
+    /// What only the logs say: the driver's whole account of the failure, the statement included (its binds masked).
+    public let detail: String?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, detail: String? = nil) {
         self.code = code
         self.message = message
+        self.detail = detail
     }
 
-    public var description: String { "\(code.rawValue): \(message)" }
+    public var description: String { "\(code.rawValue): \(message)" + (detail.map { " [\($0)]" } ?? "") }
 }
 
 /// The open database: reads, and write transactions that commit or roll back as a whole.
@@ -284,10 +288,20 @@ public final class StorageDatabase: Sendable {
             if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
                 || error is IOError || error is NIOConnectionError
             {
-                throw StorageError(.unavailable, String(reflecting: error))
+                throw StorageError(.unavailable, summary(of: error), detail: String(reflecting: error))
             }
             throw error
         }
+    }
+
+    /// A driver's error as an answer may tell it: PostgreSQL's code, message and SQLSTATE, never the statement that
+    /// failed (PostgresNIO's full account carries it); the other drivers' descriptions hold no statement.
+    static func summary(of error: any Error) -> String {
+        guard let error = error as? PSQLError else { return String(describing: error) }
+        var summary = "PostgreSQL: \(error.code)"
+        if let message = error.serverInfo?[.message] { summary += ": \(message)" }
+        if let state = error.serverInfo?[.sqlState] { summary += " (SQLSTATE \(state))" }
+        return summary
     }
 
     /// Runs one statement on the SQLite writer's connection between transactions; nothing on PostgreSQL. For tests

@@ -116,7 +116,7 @@ struct LedgerFormulaTests {
             // 14.989 × 12, rounded once at the end (not 14.99 × 12).
             #expect(arr.points.map(\.value) == [179.87])
             // Rates loaded afterwards convert what is already in the ledger; the yen leave `unconverted`.
-            try await database.writing {
+            _ = try await database.writing {
                 try await $0.importRates(try ExchangeRateCSV.parse("date,currency,usd_per_unit\n2025-12-31,JPY,0.0064\n"))
             }
             let converted = try await MetricsEngine(database: database).series(

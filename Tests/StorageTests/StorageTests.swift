@@ -101,6 +101,43 @@ struct StorageTests {
         await database.close()
     }
 
+    /// A statement PostgreSQL cancels. PostgresNIO's account of a prepared statement that fails before answering
+    /// carries its text (a statement without rows: one with rows fails while they are read, and is told without it).
+    enum Sleeper: FixedQuery {
+        static let name = "storekeeper_test_sleeper"
+        static let postgres = "INSERT INTO sleeper SELECT 'marker-7f3' FROM pg_sleep($1::float8)"
+        static let sqlite: String? = nil
+    }
+
+    /// A failing statement is `unavailable` (503, retried) with a message an answer may carry: the database's reason,
+    /// never the statement; only the detail, for the logs, has PostgresNIO's whole account with the statement in it.
+    @Test("a driver's failure is told without its statement; the logs' detail has it", arguments: TestDatabase.available)
+    func driverFailures(kind: TestDatabase) async throws {
+        let database = try await StorageDatabase.open(try await kind.fresh())
+        let error = await #expect(throws: StorageError.self) {
+            try await database.writing { session in
+                if kind == .postgres {
+                    // Canceled by the server (SQLSTATE 57014): a failure that a later attempt may not meet.
+                    try await session.sql.raw("CREATE TEMPORARY TABLE sleeper (marker text)").run()
+                    try await session.sql.raw("SET LOCAL statement_timeout = 50").run()
+                    _ = try await session.run(Sleeper.self, ["5"])
+                } else {
+                    try await session.sql.raw("SELECT 'marker-7f3' AS marker FROM no_such_table").run()
+                }
+            }
+        }
+        #expect(error?.code == .unavailable)
+        let message = error?.message ?? ""
+        #expect(!message.contains("marker-7f3") && !message.contains("SELECT"), "\(message)")
+        if kind == .postgres {
+            #expect(message == "PostgreSQL: server: canceling statement due to statement timeout (SQLSTATE 57014)")
+            #expect(error?.detail?.contains("marker-7f3") == true, "\(error?.detail ?? "no detail")")
+        } else {
+            #expect(message.contains("no such table: no_such_table"), "\(message)")
+        }
+        await database.close()
+    }
+
     @Test("database URLs: postgres and sqlite forms, and a clear error for anything else")
     func locations() throws {
         #expect(try DatabaseLocation(url: "postgres://u:p@h/db") == .postgres(url: "postgres://u:p@h/db"))
