@@ -18,14 +18,15 @@ public struct DeliveryTransport: Sendable {
         self.timeout = timeout
     }
 
-    /// The process's client for deliveries (never shut down, like `HTTPClient.shared`): redirects are not followed.
+    /// The process's client for deliveries (never shut down, like `HTTPClient.shared`), on the delivery threads:
+    /// redirects are not followed.
     public static let sharedClient = makeClient()
 
     private static func makeClient() -> HTTPClient {
         var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(15))
         configuration.decompression = .disabled
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return HTTPClient(eventLoopGroupProvider: .shared(DeliveryThreads.shared.group), configuration: configuration)
     }
 
     /// Sends one request and returns the answer, or the failure that prevented one (a refused address, a refused

@@ -17,6 +17,8 @@ import Storage
 /// rows due again: a delivery is sent at least once, with the same id every time.
 ///
 /// On graceful shutdown requests in flight finish and are recorded; a batch claimed ahead is given back untried.
+///
+/// All of it runs on `DeliveryThreads`, apart from the threads that answer requests.
 public struct DeliveryWorker: Service {
     let database: StorageDatabase
     let registry: AppRegistry
@@ -57,6 +59,11 @@ public struct DeliveryWorker: Service {
     private var now: Int64 { clock().millisecondsSince1970 }
 
     public func run() async throws {
+        // Everything the worker does runs on the delivery threads, never queued ahead of a request's work.
+        await withTaskExecutorPreference(DeliveryThreads.shared) { await work() }
+    }
+
+    private func work() async {
         if database.kind == .sqlite {
             // One server writes a SQLite file: leases left in it are a previous run's, killed mid-batch.
             let now = self.now
