@@ -175,6 +175,19 @@ struct AdminTests {
                 uri: "/v1/customers/ann/alias", method: .post, headers: secret, body: ByteBuffer(string: #"{"alias":"a\u0000b"}"#))
             #expect(alias.status == .badRequest)
             #expect(try decode(ErrorBody.self, alias).error.field == "alias")
+            // An integration's name: no NUL, and at most 100 Unicode scalars as sent (the schema's count), spaces too.
+            let integrations = "/v1/apps/\(h.app.appId)/integrations"
+            let config = #""kind":"webhook","config":{"url":"https://hooks.example.com/x"}"#
+            for name in [#"a\u0000b"#, String(repeating: "e\u{301}", count: 51), String(repeating: "x", count: 100) + " "] {
+                let response = try await client.execute(
+                    uri: integrations, method: .post, headers: secret, body: ByteBuffer(string: #"{\#(config),"name":"\#(name)"}"#))
+                #expect(response.status == .badRequest, "\(name.unicodeScalars.count) scalars")
+                #expect(try decode(ErrorBody.self, response).error.field == "name")
+            }
+            let longest = try await client.execute(
+                uri: integrations, method: .post, headers: secret,
+                body: ByteBuffer(string: #"{\#(config),"name":" \#(String(repeating: "x", count: 98)) "}"#))
+            #expect(longest.status == .created)
             // A filter nothing validates: SQLite compares it (and matches nothing); PostgreSQL refuses the value.
             let filtered = try await client.execute(
                 uri: "/v1/apps/\(h.app.appId)/metrics/mrr?from=2026-01-01&to=2026-01-03&product=a%00b", method: .get, headers: secret)

@@ -349,10 +349,14 @@ public struct IntegrationAdministration: Sendable {
         }
     }
 
+    /// A name as given is at most `maxNameLength` Unicode scalars (what the schema's `maxLength` counts), on one line
+    /// and without NUL (as an app user id); it is stored without the spaces around it, which must leave something.
     private static func name(_ name: String) throws(StorekeeperError) -> String {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard (1...maxNameLength).contains(trimmed.count), !trimmed.contains(where: \.isNewline) else {
-            throw .invalidInput(field: "name", "name is 1 to \(maxNameLength) characters on one line")
+        guard !trimmed.isEmpty, name.unicodeScalars.count <= maxNameLength,
+            !name.unicodeScalars.contains(where: AppUserIds.refusedScalars.contains)
+        else {
+            throw .invalidInput(field: "name", "name is 1 to \(maxNameLength) characters on one line, without NUL")
         }
         return trimmed
     }

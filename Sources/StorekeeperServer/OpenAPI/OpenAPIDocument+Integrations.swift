@@ -31,7 +31,8 @@ extension OpenAPIDocument {
     static let integrationBodySchema = JSONSchema.object(
         properties: [
             "kind": integrationKindSchema.with(description: "Required to create; cannot change."),
-            "name": .string(required: false, minLength: 1, maxLength: IntegrationAdministration.maxNameLength),
+            "name": .string(
+                required: false, minLength: 1, maxLength: IntegrationAdministration.maxNameLength, pattern: "^[^\(refusedClass)]+$"),
             "config": .object(
                 required: false,
                 additionalProperties: .b(.one(of: [.string(minLength: 1), .integer, .null()]))
