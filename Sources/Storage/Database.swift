@@ -282,8 +282,8 @@ public final class StorageDatabase: Sendable {
         } catch let error as CancellationError {
             throw error
         } catch {
-            if let error = error as? PSQLError, let state = error.serverInfo?[.sqlState], state.hasPrefix("22") {
-                throw StorageError(.invalidValue, "\(error.serverInfo?[.message] ?? "a data exception") (SQLSTATE \(state))")
+            if let error = error as? PSQLError, error.serverInfo?[.sqlState]?.hasPrefix("22") == true {
+                throw StorageError(.invalidValue, summary(of: error), detail: String(reflecting: error))
             }
             if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
                 || error is IOError || error is NIOConnectionError
