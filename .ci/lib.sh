@@ -1,11 +1,11 @@
 # What the CI scripts share (sourced): a work folder whose server stops with the script, simulated apps, the server
 # on a free port, a field of a JSON file.
 
-# A fresh work folder, made current; the server started there is stopped when the script exits.
+# A fresh work folder, made current; when the script exits, the server started there is stopped and the folder removed.
 enter_work_folder() {
     work=$(mktemp -d)
     server=
-    trap 'if [ -n "$server" ]; then kill "$server" 2> /dev/null; fi; wait 2> /dev/null || true' EXIT
+    trap 'if [ -n "$server" ]; then kill "$server" 2> /dev/null; fi; wait 2> /dev/null || true; cd /; rm -rf "$work"' EXIT
     cd "$work"
 }
 

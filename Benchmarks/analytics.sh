@@ -22,6 +22,7 @@ if [ -z "${STOREKEEPER_BIN:-}" ]; then
 fi
 bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 now_ms=$(python3 -c 'import time; print(int(time.time() * 1000))')
 
 # The ledger rows of subscriptions 1…N, as one INSERT … SELECT over a series of subscriptions and one of periods.

@@ -33,7 +33,7 @@ cat > "$work/catalog.json" <<'JSON'
  {"id": "pro.yearly", "type": "autoRenewable", "group": "pro", "period": "P1Y", "entitlements": ["pro"]}]}
 JSON
 . "$root/Benchmarks/common.sh"
-trap '[ -n "${pid:-}" ] && kill "$pid" 2> /dev/null || true' EXIT
+trap '[ -n "${pid:-}" ] && kill "$pid" 2> /dev/null; rm -rf "$work"' EXIT
 
 
 setup_app() {  # $1 database url: an app with two paywalls, a placement and a running 50/50 experiment; sets app_id, secret, public

@@ -13,7 +13,7 @@
 #   Benchmarks/outbox.sh                      # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite EVENTS_CUSTOMERS=25000 ROUNDS=3 Benchmarks/outbox.sh
 #   STOREKEEPER_BIN=/path/to/storekeeper Benchmarks/outbox.sh
-#   WORK=/tmp/tmp.XXXX Benchmarks/outbox.sh   # reuse a previous run's generated notifications
+#   WORK=/var/tmp/outbox Benchmarks/outbox.sh # keep the generated notifications there, and reuse them next time
 #   PHASES=cost Benchmarks/outbox.sh          # only the ingest comparison (PHASES=delivery: only the throughput)
 #   COST_LOADS=fresh PHASES=cost Benchmarks/outbox.sh   # only its new-subscriptions load (COST_LOADS=load: renewals)
 set -euo pipefail
@@ -32,8 +32,9 @@ cost_loads=${COST_LOADS:-"load fresh"}   # the ingest comparison's loads: renewa
 if [ -z "${STOREKEEPER_BIN:-}" ]; then swift build -c release --product storekeeper > /dev/null; fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null && swift build -c release --product WebhookReceiver > /dev/null)
 bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
-# WORK=<a previous run's directory> reuses its generated notifications (100,000 take minutes to sign).
+# WORK=<a directory> keeps the generated notifications, and reuses those already there (100,000 take minutes to sign).
 work=${WORK:-$(mktemp -d)}
+mkdir -p "$work"
 echo "work directory: $work"
 [ -s "$work/events/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/events" "$events_customers" 3 com.example.load
 [ -s "$work/load/payloads.txt" ] || "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" 4 com.example.load
@@ -45,7 +46,8 @@ export STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS=true
 
 "$root/Benchmarks/.build/release/WebhookReceiver" > "$work/receiver.log" 2>&1 &
 receiver_pid=$!
-trap 'kill $receiver_pid 2> /dev/null || true' EXIT
+# A directory made here goes at the end; one given as WORK stays, to be given again.
+trap 'kill $receiver_pid 2> /dev/null; [ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
 receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
 

@@ -34,6 +34,7 @@ if [ -n "${LEDGER_COST:-}" ] && [ -z "${STOREKEEPER_BIN_WITHOUT_LEDGER:-}" ]; th
 fi
 bin_without_ledger="${STOREKEEPER_BIN_WITHOUT_LEDGER:-$root/.build-without-ledger/release/storekeeper}"
 work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 "$root/Benchmarks/.build/release/ServerLoad" "$work/load" "$customers" "$renewals" com.example.load
 cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}

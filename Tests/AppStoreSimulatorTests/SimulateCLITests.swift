@@ -26,7 +26,7 @@ struct SimulateCLITests {
     func badScenario() throws {
         let file = try StorekeeperCLI.temporaryFile(
             Data(#"{"name": "x", "steps": [{"day": 5, "do": "wait"}, {"day": 1, "do": "wait"}]}"#.utf8))
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        let state = try TestRun.scratch("sim").path
         let broken = try run(["run", file, "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
         #expect(broken.status != 0)
         #expect(broken.stderr.contains("steps go in time order"))
@@ -39,7 +39,7 @@ struct SimulateCLITests {
 
     @Test("notifications that never arrive, after Apple's retries, fail the run")
     func unreachable() throws {
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        let state = try TestRun.scratch("sim").path
         // Port 9 (discard) on the loopback: nothing listens.
         let result = try run([
             "run", "trial-converts", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state,
@@ -52,7 +52,7 @@ struct SimulateCLITests {
     @Test("a scenario file plays as written: grace period, recovery and refund, each notification in the run's list")
     func scenarioFile() throws {
         let file = try #require(Bundle.module.url(forResource: "grace-then-refund", withExtension: "json", subdirectory: "Fixtures"))
-        let state = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)").path
+        let state = try TestRun.scratch("sim").path
         // Nothing listens: the run plays every step, then fails because nothing was delivered.
         let result = try run(["run", file.path, "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state])
         #expect(result.status == 1, "\(result.stderr)")

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import Crypto
 import Foundation
 import SwiftASN1
+import TestSupport
 import Testing
 import X509
 
@@ -11,8 +12,8 @@ import X509
 /// made before the key identifiers existed is refused with a message that says what to do.
 @Suite("Simulator chain shape")
 struct SimulatorChainShapeTests {
-    static func folder() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-chain-\(UUID().uuidString)")
+    static func folder() throws -> URL {
+        try TestRun.scratch("chain")
     }
 
     static func pem(_ der: [UInt8]) -> String {
@@ -94,7 +95,7 @@ struct SimulatorChainShapeTests {
             try serializer.serialize(certificate)
             return serializer.serializedBytes
         }
-        let directory = Self.folder()
+        let directory = try Self.folder()
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(try make(.init(rootKey.publicKey), issuer: rootName, subject: rootName, by: rootKey)).write(
             to: directory.appendingPathComponent(SimulatorCA.StateFile.root))

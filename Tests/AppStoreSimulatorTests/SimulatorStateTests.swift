@@ -7,13 +7,13 @@ import Testing
 
 @Suite("Simulator state and clocks")
 struct SimulatorStateTests {
-    static func folder() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-simulator-\(UUID().uuidString)")
+    static func folder() throws -> URL {
+        try TestRun.scratch("simulator")
     }
 
     @Test("a CA saved to a state folder loads back and still signs what the real verifier accepts")
     func roundTrip() async throws {
-        let directory = Self.folder()
+        let directory = try Self.folder()
         let made = try SimulatorCA.loadOrCreate(in: directory)
         let loaded = try SimulatorCA.loadOrCreate(in: directory)
         #expect(loaded.rootDER == made.rootDER)
@@ -33,7 +33,7 @@ struct SimulatorStateTests {
 
     @Test("a state folder with a foreign key or a missing file is refused with a clear error")
     func refused() throws {
-        let directory = Self.folder()
+        let directory = try Self.folder()
         _ = try SimulatorCA.loadOrCreate(in: directory)
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: directory.appendingPathComponent("leaf-key.pem"))
         #expect(throws: SimulatorStateError.self) { try SimulatorCA.load(from: directory) }
@@ -46,7 +46,7 @@ struct SimulatorStateTests {
 
     @Test("storekeeper simulate ca --export writes the same root each time from the state folder")
     func exportCommand() throws {
-        let directory = Self.folder()
+        let directory = try Self.folder()
         let first = try StorekeeperCLI.temporaryFile(Data())
         let second = try StorekeeperCLI.temporaryFile(Data())
         let run1 = try StorekeeperCLI.run(["simulate", "ca", "--export", first, "--state", directory.path], near: Bundle.module.bundleURL)

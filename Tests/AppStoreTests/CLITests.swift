@@ -14,12 +14,6 @@ import Testing
         try #require(Bundle.module.url(forResource: "Fixtures/\(name)", withExtension: nil)).path
     }
 
-    func temporaryFile(_ contents: Data) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-cli-\(UUID().uuidString)")
-        try contents.write(to: url)
-        return url.path
-    }
-
     @Test func validNotificationPrintsDecodedJSON() throws {
         let result = try run([
             "verify", try fixturePath("appstore-test-ca/testNotification"), "--root", try fixturePath("appstore-test-ca/testCA.der"),
@@ -49,8 +43,8 @@ import Testing
                 "signedTransactionInfo": try pki.sign(transactionPayload()),
             ],
         ]
-        let file = try temporaryFile(Data(try pki.sign(payload).utf8))
-        let root = try temporaryFile(Data(pki.rootDER))
+        let file = try StorekeeperCLI.temporaryFile(Data(try pki.sign(payload).utf8))
+        let root = try StorekeeperCLI.temporaryFile(Data(pki.rootDER))
         let result = try run(["verify", file, "--root", root])
         #expect(result.status == 0, "\(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])

@@ -10,7 +10,7 @@ import Testing
     }
 
     func write(_ text: String) throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("experiment-\(UUID().uuidString).json")
+        let url = try TestRun.scratch("experiment").appendingPathExtension("json")
         try Data(text.utf8).write(to: url)
         return url.path
     }

@@ -105,7 +105,7 @@ struct SDKRig: Sendable {
         var serverSettings = ServerSettings()
         serverSettings.port = 0
         serverSettings.core = core.settings
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-sdk-\(UUID().uuidString)")
+        let directory = try TestRun.scratch("sdk")
         defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try await buildApplication(core, settings: serverSettings).test(.live) { client in

@@ -111,7 +111,7 @@ struct DatabaseOutageTests {
             try await sql.raw("CREATE SCHEMA public").run()
         }
         await admin.close()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-outage-\(UUID().uuidString)")
+        let directory = try TestRun.scratch("outage")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let root = directory.appendingPathComponent("root.der").path
         try Data(testCA.rootDER).write(to: URL(fileURLWithPath: root))

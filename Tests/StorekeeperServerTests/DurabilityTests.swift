@@ -51,7 +51,7 @@ struct DurabilityTests {
     /// A new SQLite file in a directory of its own with one app (Sandbox, trusting the test CA), created with the
     /// command line as users do: the file's path and the app's `appId`, `publicKey` and `secretKey`.
     static func appOnNewDatabase(_ name: String) throws -> (database: String, app: [String: String]) {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-\(name)-\(UUID().uuidString)")
+        let directory = try TestRun.scratch(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = directory.appendingPathComponent("db.sqlite").path
         let root = directory.appendingPathComponent("root.der").path

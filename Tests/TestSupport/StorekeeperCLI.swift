@@ -46,9 +46,9 @@ public enum StorekeeperCLI {
             stderr: String(decoding: stderr, as: UTF8.self))
     }
 
-    /// A temporary file holding `contents`.
-    public static func temporaryFile(_ contents: Data, prefix: String = "storekeeper-test") throws -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+    /// A file holding `contents`, in the test run's directory.
+    public static func temporaryFile(_ contents: Data) throws -> String {
+        let url = try TestRun.scratch("file")
         try contents.write(to: url)
         return url.path
     }

@@ -1,9 +1,10 @@
 import Foundation
+import NIOConcurrencyHelpers
 import SQLKit
 import Storage
 
 /// The databases every database test runs on: SQLite always, PostgreSQL when `STOREKEEPER_TEST_POSTGRES_URL` is set
-/// (`.ci/run` sets it). Each test gets its own SQLite file or its own PostgreSQL schema.
+/// (`.ci/run` sets it). Each test gets its own SQLite file or its own PostgreSQL schema, in this process's `TestRun`.
 public enum TestDatabase: String, CaseIterable, Sendable {
     case sqlite, postgres
 
@@ -15,18 +16,38 @@ public enum TestDatabase: String, CaseIterable, Sendable {
     public func fresh() async throws -> DatabaseLocation {
         switch self {
         case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-tests-\(UUID().uuidString)")
+            let directory = try TestRun.scratch("database")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             return .sqlite(path: directory.appendingPathComponent("test.sqlite").path)
         case .postgres:
             guard let url = Self.postgresURL else { throw HarnessError("STOREKEEPER_TEST_POSTGRES_URL is not set") }
-            let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(20)
+            await Self.schemasSwept(url).value
+            let schema = try TestRun.schemaName()
             let admin = try await StorageDatabase.open(.postgres(url: url))
             try await admin.transaction { try await $0.raw("CREATE SCHEMA \(unsafeRaw: String(schema))").run() }
             await admin.close()
             return .postgres(url: url, schema: String(schema))
         }
     }
+
+    /// The sweep of dead runs' schemas, once per process (`TestRun.sweepSchemas`). Its failure is told, not fatal: the
+    /// tests do not depend on it.
+    private static func schemasSwept(_ url: String) -> Task<Void, Never> {
+        sweep.withLockedValue { task in
+            if let task { return task }
+            let started = Task {
+                do {
+                    try await TestRun.sweepSchemas(url: url)
+                } catch {
+                    FileHandle.standardError.write(Data("warning: dead test runs' schemas were not dropped: \(error)\n".utf8))
+                }
+            }
+            task = started
+            return started
+        }
+    }
+
+    private static let sweep = NIOLockedValueBox<Task<Void, Never>?>(nil)
 }
 
 public struct HarnessError: Error, CustomStringConvertible {
