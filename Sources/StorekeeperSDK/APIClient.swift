@@ -32,6 +32,8 @@ struct APIClient: Sendable {
     let transport: any HTTPTransport
 
     static let decoder = JSONDecoder()
+    /// The code of a `StorekeeperError.server` for a success whose body does not decode.
+    static let unreadableAnswer = "unreadable_answer"
     static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -165,7 +167,7 @@ struct APIClient: Sendable {
         do {
             return try Self.decoder.decode(type, from: data)
         } catch {
-            throw .server(status: 200, code: "unreadable_answer", message: "the answer is not a \(T.self): \(error)", permanent: false)
+            throw .server(status: 200, code: Self.unreadableAnswer, message: "the answer is not a \(T.self): \(error)", permanent: false)
         }
     }
 

@@ -229,8 +229,9 @@ public final class Storekeeper: Sendable {
     /// The customer info as it changes: the latest at once, then every change.
     public var customerInfoUpdates: AsyncStream<CustomerInfo> { updates.stream() }
 
-    /// The customer info. When the server cannot be reached (network, 5xx) and nothing usable is cached, the device
-    /// computes it from the transactions it holds (`source: .device`).
+    /// The customer info. When the server cannot be reached (network, 5xx) or answers something this SDK cannot read
+    /// (a newer server's value, a captive portal's page), the answer is the cached one or, without one, the device's
+    /// own computation from the transactions it holds (`source: .device`). `.fetchCurrent` throws instead.
     public func customerInfo(policy: CachePolicy = .cachedOrFetched) async throws(StorekeeperError) -> CustomerInfo {
         let appUserId = self.appUserId
         let pending = await queue.hasPending(for: appUserId)
@@ -245,7 +246,7 @@ public final class Storekeeper: Sendable {
             }
             do {
                 return try await fetch()
-            } catch  where error.isRetryable {
+            } catch  where error.isRetryable || error.isUnreadableAnswer {
                 // A purchase the server has not seen yet is not in the cached answer: the device's own count wins.
                 if !pending, let info = serverInfo { return info }
                 if let info = await deviceInfo() { return info }

@@ -47,6 +47,13 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
+    /// A success whose body is not what the SDK reads: a server newer than the app (a value this SDK does not know),
+    /// or something between them answering in the server's place (a captive portal's page).
+    var isUnreadableAnswer: Bool {
+        if case .server(let status, let code, _, _) = self { return (200..<300).contains(status) && code == APIClient.unreadableAnswer }
+        return false
+    }
+
     /// How long the server asked to wait, when it did.
     var retryAfter: Duration? {
         if case .throttled(let seconds, _) = self { return .seconds(seconds) }

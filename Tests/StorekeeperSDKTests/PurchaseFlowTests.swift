@@ -115,6 +115,46 @@ struct PurchaseFlowTests {
         }
     }
 
+    @Test("an answer the SDK cannot read (a newer server's value) counts as no answer: the cached info, else the device's")
+    func unreadableAnswer() async throws {
+        try await SDKRig.run { rig in
+            let store = try rig.store()
+            let transport = FaultyTransport()
+            var configuration = rig.configuration(appUserId: "user-6", transport: transport)
+            configuration.staleAfter = .zero  // Every read asks the server.
+            let sdk = Storekeeper(configuration: configuration, store: store)
+            await sdk.waitUntilStarted()
+            #expect(try await sdk.purchase("pro.monthly").source == .server)
+            transport.set(.newerServerReads)
+            let cached = try await sdk.customerInfo()
+            #expect(transport.rewrittenAnswers == 1)
+            #expect(cached.source == .server && cached.isActive("pro"))
+            // Asked for the server's current word, the SDK says it could not read it.
+            do throws(StorekeeperSDK.StorekeeperError) {
+                _ = try await sdk.customerInfo(policy: .fetchCurrent)
+                Issue.record("a fetch of the current info read an answer it cannot read")
+            } catch {
+                guard case .server(200, "unreadable_answer", _, _) = error else {
+                    Issue.record("not an unreadable answer: \(error)")
+                    return
+                }
+            }
+            sdk.shutdown()
+
+            // Another device of the same Apple ID, nothing cached (the catalog comes with the app, as without a server on
+            // a first launch): its own transactions.
+            var other = rig.configuration(device: "tablet", appUserId: "user-6", transport: transport)
+            other.staleAfter = .zero
+            other.bundledCatalog = sdkCatalog
+            let tablet = Storekeeper(configuration: other, store: store)
+            await tablet.waitUntilStarted()
+            let device = try await tablet.customerInfo()
+            #expect(transport.rewrittenAnswers >= 3)
+            #expect(device.source == .device && device.isActive("pro"))
+            tablet.shutdown()
+        }
+    }
+
     @Test("503s then recovery: the queue drains by itself, and the transaction is finished once")
     func queueDrainsAfterRecovery() async throws {
         try await SDKRig.run { rig in

@@ -41,17 +41,22 @@ let sdkCA: SimulatorCA = {
     }
 }()
 
-/// A transport that the test can take down: the server unreachable, or answering 503, for a number of requests.
+/// A transport that the test can take down: the server unreachable, answering 503 for a number of requests, or answering
+/// customer reads with what this SDK cannot read.
 final class FaultyTransport: HTTPTransport {
     enum Mode: Sendable {
         case pass
         case down
         /// 503 for this many requests, then through again.
         case unavailable(Int)
+        /// Customer reads (`GET /v1/customers/…`) answered as a newer server would: the customer's `state` is a value
+        /// this SDK does not know.
+        case newerServerReads
     }
 
     private let mode = Mutex<Mode>(.pass)
     private let posts = Mutex<[String]>([])
+    private let rewritten = Mutex(0)
     let base = URLSessionTransport()
 
     func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
@@ -59,10 +64,13 @@ final class FaultyTransport: HTTPTransport {
     /// The paths of the POST requests that reached the server.
     var postedPaths: [String] { posts.withLock { $0 } }
 
+    /// How many answers `newerServerReads` rewrote.
+    var rewrittenAnswers: Int { rewritten.withLock { $0 } }
+
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let fault = mode.withLock { mode -> Int? in
             switch mode {
-            case .pass: return nil
+            case .pass, .newerServerReads: return nil
             case .down: return -1
             case .unavailable(let remaining):
                 mode = remaining <= 1 ? .pass : .unavailable(remaining - 1)
@@ -76,7 +84,14 @@ final class FaultyTransport: HTTPTransport {
             return (Data(#"{"error":{"code":"unavailable","message":"down for the test","permanent":false}}"#.utf8), response)
         }
         if request.httpMethod == "POST", let path = request.url?.path { posts.withLock { $0.append(path) } }
-        return try await base.send(request)
+        let (data, response) = try await base.send(request)
+        guard case .newerServerReads = mode.withLock({ $0 }), request.httpMethod == "GET",
+            request.url?.path.hasPrefix("/v1/customers/") == true, response.statusCode == 200
+        else { return (data, response) }
+        let text = String(decoding: data, as: UTF8.self)
+        let newer = text.replacingOccurrences(of: #""state":"active""#, with: #""state":"paused""#)
+        if newer != text { rewritten.withLock { $0 += 1 } }
+        return (Data(newer.utf8), response)
     }
 }
 
