@@ -141,6 +141,9 @@ struct AdminTests {
             try await refused(
                 app, .patch, body: #"{"offerSigningKey":{"keyId":"k","privateKey":"p","size":1}}"#, field: "offerSigningKey.size")
             try await refused(app, .patch, body: #"{"proceeds":{"rates":{}}}"#, field: "proceeds.rates")
+            try await refused(
+                app, .patch, body: #"{"serverAPI":{"issuerId":"i","keyId":"k","privateKey":"p","baseUrl":"http://127.0.0.1:9"}}"#,
+                field: "serverAPI.baseUrl")
             try await refused(app, .patch, body: #"{"catalog":null}"#, field: "catalog")
             try await refused(app, .patch, body: #"{"transferPolicy":null}"#, field: "transferPolicy")
             try await refused(app + "/integrations", .post, body: #"{"kind":"webhook","name":null}"#, field: "name")

@@ -22,6 +22,10 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         /// Where the API is; Apple's by default (the simulator's fake Server API in tests).
         public var baseURL: String?
 
+        /// Its fields as JSON names them (listed, so that a request body's unknown ones can be refused: a misspelt
+        /// `baseURL` would otherwise send the app's calls to Apple instead).
+        public enum CodingKeys: String, CodingKey, CaseIterable { case issuerId, keyId, privateKey, baseURL }
+
         public init(issuerId: String, keyId: String, privateKey: String, baseURL: String? = nil) {
             self.issuerId = issuerId
             self.keyId = keyId

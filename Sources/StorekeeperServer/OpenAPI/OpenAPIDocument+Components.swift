@@ -192,7 +192,8 @@ extension OpenAPIDocument {
             "privateKey": .string(description: "The In-App Purchase key (.p8), PEM.", minLength: 1),
             "baseURL": .string(
                 format: .uri, required: false, nullable: true, description: "Apple's when absent or null: an http or https URL."),
-        ])
+        ],
+        additionalProperties: .a(false))
 
     static let appViewSchema = JSONSchema.object(
         properties: [

@@ -31,6 +31,8 @@ struct AppPatch: Decodable {
         try StrictBody.refuseUnknown(
             in: c, at: .offerSigningKey, AppConfiguration.OfferSigningKey.CodingKeys.self, what: "an offer signing key")
         try StrictBody.refuseUnknown(in: c, at: .proceeds, ProceedsSettings.CodingKeys.self, what: "the proceeds settings")
+        try StrictBody.refuseUnknown(
+            in: c, at: .serverAPI, AppConfiguration.ServerAPICredentials.CodingKeys.self, what: "the Server API credentials")
         func nullable<T: Decodable>(_ key: CodingKeys) throws -> T?? {
             guard c.contains(key) else { return nil }
             return .some(try c.decodeNil(forKey: key) ? nil : try c.decode(T.self, forKey: key))
