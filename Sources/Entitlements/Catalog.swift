@@ -52,7 +52,7 @@ public struct CatalogProduct: Codable, Hashable, Sendable {
         self.level = level
     }
 
-    enum CodingKeys: String, CodingKey { case id, type, group, period, duration, entitlements, level }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case id, type, group, period, duration, entitlements, level }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -125,11 +125,15 @@ public struct Catalog: Codable, Hashable, Sendable {
 
     public subscript(productId: String) -> CatalogProduct? { byId[productId] }
 
-    enum CodingKeys: String, CodingKey { case products }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case products }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        let products = try container.decode([CatalogProduct].self, forKey: .products)
+        try self.init(decoded: try container.decode([CatalogProduct].self, forKey: .products))
+    }
+
+    /// `init(products:)` for decoders: what it refuses is a `DecodingError` at `products`.
+    init(decoded products: [CatalogProduct]) throws {
         do {
             try self.init(products: products)
         } catch {

@@ -38,7 +38,7 @@ struct EntitlementsCommand: ParsableCommand {
         }
         let parsedCatalog: Catalog
         do {
-            parsedCatalog = try JSONDecoder().decode(Catalog.self, from: catalogData)
+            parsedCatalog = try JSONDecoder().decode(WrittenCatalog.self, from: catalogData).catalog
         } catch {
             FileHandle.standardError.write(Data("\(catalog): \(DecodingErrorDescription.describe(error))\n".utf8))
             throw ExitCode(1)

@@ -187,7 +187,7 @@ struct AppsCommand: AsyncParsableCommand {
             var parsedCatalog = Catalog.empty
             if let catalog {
                 guard let data = FileManager.default.contents(atPath: catalog) else { throw UsageError(message: "cannot read \(catalog)") }
-                do { parsedCatalog = try JSONDecoder().decode(Catalog.self, from: data) } catch {
+                do { parsedCatalog = try JSONDecoder().decode(WrittenCatalog.self, from: data).catalog } catch {
                     throw UsageError(message: "\(catalog): \(DecodingErrorDescription.describe(error))")
                 }
             }

@@ -57,7 +57,7 @@ struct SimulationOptions: ParsableArguments {
         var parsed = SimulatedApp.defaultCatalog
         if let catalog {
             guard let data = FileManager.default.contents(atPath: catalog) else { throw ValidationError("cannot read \(catalog)") }
-            do { parsed = try JSONDecoder().decode(Catalog.self, from: data) } catch {
+            do { parsed = try JSONDecoder().decode(WrittenCatalog.self, from: data).catalog } catch {
                 throw ValidationError("\(catalog): \(error)")
             }
         }

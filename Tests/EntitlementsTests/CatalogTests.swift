@@ -81,4 +81,29 @@ import Testing
             try JSONDecoder().decode(Catalog.self, from: Data(#"{"products": [{"id": "m", "type": "subscription"}]}"#.utf8))
         }
     }
+
+    @Test("a written catalog refuses a field it does not know, naming it; a stored or served one reads past it")
+    func writtenCatalogRefusesUnknownFields() throws {
+        let misspelt =
+            #"{"products": [{"id": "l", "type": "nonConsumable", "entitlements": ["pro"]}, {"id": "m", "type": "nonConsumable", "entitlement": ["pro"]}]}"#
+        #expect(try JSONDecoder().decode(Catalog.self, from: Data(misspelt.utf8))["m"]?.entitlements == [])
+        do {
+            _ = try JSONDecoder().decode(WrittenCatalog.self, from: Data(misspelt.utf8))
+            Issue.record("a misspelt field was read as a product that unlocks nothing")
+        } catch DecodingError.dataCorrupted(let context) {
+            #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["products", "1", "entitlement"])
+            #expect(context.debugDescription == "'entitlement' is not a field of a product")
+        }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(WrittenCatalog.self, from: Data(#"{"products": [], "product": []}"#.utf8))
+        }
+        let written = try JSONDecoder().decode(
+            WrittenCatalog.self,
+            from: Data(#"{"products": [{"id": "m", "type": "autoRenewable", "group": "g", "entitlements": ["pro"]}]}"#.utf8))
+        #expect(written.catalog["m"]?.entitlements == ["pro"])
+        // What `Catalog` refuses, a written catalog refuses the same way.
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(WrittenCatalog.self, from: Data(#"{"products": [{"id": "m", "type": "autoRenewable"}]}"#.utf8))
+        }
+    }
 }

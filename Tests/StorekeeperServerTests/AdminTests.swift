@@ -144,6 +144,11 @@ struct AdminTests {
             try await refused(
                 app, .patch, body: #"{"serverAPI":{"issuerId":"i","keyId":"k","privateKey":"p","baseUrl":"http://127.0.0.1:9"}}"#,
                 field: "serverAPI.baseUrl")
+            // A catalog's misspelt field would make a product that unlocks nothing.
+            try await refused(
+                app + "/products", .put, body: #"{"products":[{"id":"gold","type":"nonConsumable","entitlement":["gold"]}]}"#,
+                field: "products.[0].entitlement")
+            try await refused(app, .patch, body: #"{"catalog":{"products":[],"prodcts":[]}}"#, field: "catalog.prodcts")
             try await refused(app, .patch, body: #"{"catalog":null}"#, field: "catalog")
             try await refused(app, .patch, body: #"{"transferPolicy":null}"#, field: "transferPolicy")
             try await refused(app + "/integrations", .post, body: #"{"kind":"webhook","name":null}"#, field: "name")

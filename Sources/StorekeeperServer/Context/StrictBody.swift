@@ -1,20 +1,13 @@
+import Entitlements
 import StorekeeperCore
 
 /// What the request bodies' decoders share: an unknown field, or null where the document allows no null, is refused
 /// with the field's name rather than ignored (a misspelt field would look like success, and `decodeIfPresent` reads
 /// null as absent, so a change would silently keep the old value).
 enum StrictBody {
-    /// Any key of a JSON object, to find the unknown ones.
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
     /// Refuses the first field of the decoder's object (by name) that `Keys` does not list.
     static func refuseUnknown<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type, what: String) throws {
-        try refuseUnknown(decoder.container(keyedBy: AnyKey.self), known: keys.allCases.map(\.stringValue), path: "", what: what)
+        try refuse(UnknownFields.first(in: decoder, notIn: keys), path: "", what: what)
     }
 
     /// Refuses the first unknown field of the object at `key`, if it is an object (its own decoding says what else
@@ -22,14 +15,12 @@ enum StrictBody {
     static func refuseUnknown<Key: CodingKey, Keys: CodingKey & CaseIterable>(
         in container: KeyedDecodingContainer<Key>, at key: Key, _ keys: Keys.Type, what: String
     ) throws {
-        guard container.contains(key), let nested = try? container.nestedContainer(keyedBy: AnyKey.self, forKey: key) else { return }
-        try refuseUnknown(nested, known: keys.allCases.map(\.stringValue), path: key.stringValue + ".", what: what)
+        guard container.contains(key), let nested = try? container.superDecoder(forKey: key) else { return }
+        try refuse(UnknownFields.first(in: nested, notIn: keys), path: key.stringValue + ".", what: what)
     }
 
-    private static func refuseUnknown(_ container: KeyedDecodingContainer<AnyKey>, known: [String], path: String, what: String) throws {
-        if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
-            throw StorekeeperError.invalidInput(field: path + unknown, "'\(unknown)' is not a field of \(what)")
-        }
+    private static func refuse(_ unknown: String?, path: String, what: String) throws {
+        if let unknown { throw StorekeeperError.invalidInput(field: path + unknown, "'\(unknown)' is not a field of \(what)") }
     }
 }
 

@@ -14,7 +14,8 @@ extension OpenAPIDocument {
                 "Access": accessSchema,
                 "EventPage": eventPageSchema,
                 "Product": productSchema,
-                "Catalog": .object(properties: ["products": .array(items: .reference(.component(named: "Product")))]),
+                "Catalog": .object(
+                    properties: ["products": .array(items: .reference(.component(named: "Product")))], additionalProperties: .a(false)),
                 "ServerAPICredentials": serverAPISchema,
                 "AppView": appViewSchema,
                 "Integration": integrationViewSchema,
@@ -182,7 +183,8 @@ extension OpenAPIDocument {
             "duration": durationSchema.with(description: "How long a non-renewing subscription lasts."),
             "entitlements": .array(required: false, nullable: true, items: .string(minLength: 1)),
             "level": .integer(required: false, nullable: true, description: "The service level in its group: 1 is the highest."),
-        ])
+        ],
+        additionalProperties: .a(false))
 
     static let serverAPISchema = JSONSchema.object(
         nullable: true,

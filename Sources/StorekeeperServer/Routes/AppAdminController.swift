@@ -52,7 +52,7 @@ struct AppAdminController {
     }
 
     @Sendable func putProducts(_ request: Request, context: AdminContext) async throws -> Catalog {
-        let catalog = try await request.decode(as: Catalog.self, context: context)
+        let catalog = try await request.decode(as: WrittenCatalog.self, context: context).catalog
         try await administration.setCatalog(catalog, of: context.app)
         return catalog
     }

@@ -43,7 +43,7 @@ struct AppPatch: Decodable {
         sharedSecret = try nullable(.sharedSecret)
         serverAPI = try nullable(.serverAPI)
         verifyReceiptURLs = try nullable(.verifyReceiptURLs)
-        catalog = try c.decodeUnlessAbsent(Catalog.self, forKey: .catalog)
+        catalog = try c.decodeUnlessAbsent(WrittenCatalog.self, forKey: .catalog)?.catalog
         transferPolicy = try c.decodeUnlessAbsent(AppConfiguration.TransferPolicy.self, forKey: .transferPolicy)
         proceeds = try nullable(.proceeds)
         offerSigningKey = try nullable(.offerSigningKey)
