@@ -9,6 +9,7 @@ Usage: browser_test.py BASE_URL APP_ID SECRET_KEY EMAIL PASSWORD SCREENSHOT_PATH
 
 import json
 import pathlib
+import shutil
 import sys
 import tempfile
 import time
@@ -230,6 +231,7 @@ try:
     check("/dashboard/sign-in" in driver.current_url, "after sign-out a page still opened")
 finally:
     driver.quit()
+    shutil.rmtree(downloads, ignore_errors=True)
 
 if failures:
     print(f"browser test: {len(failures)} failure(s)")

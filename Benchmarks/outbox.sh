@@ -79,6 +79,9 @@ create_webhook() {  # $1 enabled true|false; prints the integration id
 
 now() { date +%s.%N; }
 
+ticks_per_second=$(getconf CLK_TCK)
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # $1 pid: its user and system CPU time, in clock ticks
+
 for database in $databases; do
   if [[ " ${PHASES:-delivery cost} " == *" delivery "* ]]; then
     # 1. Delivery throughput.
@@ -137,14 +140,21 @@ PY
                 start_server "$url" "$work/serve-cost.log"
                 [ "$build" = with ] && create_webhook true > /dev/null
                 [ "$build" = paused ] && create_webhook false > /dev/null
+                server_cpu=$(cpu_ticks "$pid")
+                receiver_cpu=$(cpu_ticks "$receiver_pid")
                 rate=$(PAYLOADS="$work/$load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
                     -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
                     sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
+                # The CPU the server and the receiver took during the load, as shares of the two cores' time: the
+                # receiver stands for a destination elsewhere, yet takes its share of the cores here.
+                cpu=$(awk -v s="$server_cpu" -v r="$receiver_cpu" -v s2="$(cpu_ticks "$pid")" -v r2="$(cpu_ticks "$receiver_pid")" \
+                    -v hz="$ticks_per_second" -v d="$duration" -v cores="$(nproc)" \
+                    'BEGIN { printf "server CPU %.0f%%, receiver CPU %.1f%% of the cores", 100 * (s2 - s) / hz / d / cores, 100 * (r2 - r) / hz / d / cores }')
                 sleep 1
                 delivered=$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")
                 written=$(sql "$database" "$target" "select count(*) from deliveries")
                 kill -TERM "$pid"; wait "$pid" || true
-                echo "[$database] ingest ($load), $build destination, round $round: $rate req/s ($written deliveries written, $delivered delivered meanwhile)"
+                echo "[$database] ingest ($load), $build destination, round $round: $rate req/s ($written deliveries written, $delivered delivered meanwhile; $cpu)"
                 results+=("$build $rate")
             done
         done

@@ -24,9 +24,9 @@ public enum TestDatabase: String, CaseIterable, Sendable {
             await Self.schemasSwept(url).value
             let schema = try TestRun.schemaName()
             let admin = try await StorageDatabase.open(.postgres(url: url))
-            try await admin.transaction { try await $0.raw("CREATE SCHEMA \(unsafeRaw: String(schema))").run() }
+            try await admin.transaction { try await $0.raw("CREATE SCHEMA \(unsafeRaw: schema)").run() }
             await admin.close()
-            return .postgres(url: url, schema: String(schema))
+            return .postgres(url: url, schema: schema)
         }
     }
 
