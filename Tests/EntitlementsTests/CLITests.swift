@@ -75,6 +75,12 @@ import Testing
         let result = try run(["--catalog", catalog, "--facts", facts])
         #expect(result.status == 1)
         #expect(result.stderr.contains("needs its subscription group"), "\(result.stderr)")
+        // A misspelt field is named, not read as a product that unlocks nothing.
+        let misspelt = try StorekeeperCLI.temporaryFile(
+            Data(#"{"products": [{"id": "l", "type": "nonConsumable", "entitlment": ["pro"]}]}"#.utf8))
+        let refused = try run(["--catalog", misspelt, "--facts", facts])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("'products.[0].entitlment': 'entitlment' is not a field of a product"), "\(refused.stderr)")
     }
 
     @Test func missingFilesAndBadOptionsAreUsageErrors() throws {
