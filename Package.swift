@@ -196,7 +196,6 @@ let package = Package(
             dependencies: [
                 "AppStore", "Entitlements", "Storage", .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"
         ),

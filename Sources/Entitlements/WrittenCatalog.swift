@@ -31,15 +31,11 @@ public enum UnknownFields {
         init?(intValue: Int) { nil }
     }
 
-    /// The first field (by name) of `container`'s object that `keys` does not list.
-    static func first<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, notIn keys: [String]) -> String? {
-        container.allKeys.map(\.stringValue).sorted().first { !keys.contains($0) }
-    }
-
     /// The first field (by name) of the decoder's object that `Keys` does not list; nil when it is not an object.
     public static func first<Keys: CodingKey & CaseIterable>(in decoder: any Decoder, notIn keys: Keys.Type) -> String? {
         guard let container = try? decoder.container(keyedBy: AnyKey.self) else { return nil }
-        return first(in: container, notIn: keys.allCases.map(\.stringValue))
+        let known = Set(keys.allCases.map(\.stringValue))
+        return container.allKeys.map(\.stringValue).sorted().first { !known.contains($0) }
     }
 
     /// The first field of the decoder's object that `Keys` does not list, as a `DecodingError` at that field.

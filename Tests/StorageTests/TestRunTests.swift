@@ -19,10 +19,9 @@ struct TestRunTests {
         let id: String
         private var descriptor: Int32
 
-        init(_ id: String) throws {
-            self.id = id
-            descriptor = open(TestRun.lockPath(id), O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-            guard descriptor >= 0, flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { throw HarnessError("cannot lock \(id)") }
+        init() throws {
+            id = TestRun.newId()
+            descriptor = try TestRun.claim(id)
         }
 
         func release() {
@@ -32,8 +31,6 @@ struct TestRunTests {
 
         deinit { release() }
     }
-
-    static func fakeId() -> String { "f" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(11) }
 
     static func directory(_ id: String) throws -> URL {
         let url = TestRun.temporary.appendingPathComponent(TestRun.filePrefix + id, isDirectory: true)
@@ -47,12 +44,12 @@ struct TestRunTests {
     @Test("the files of a run that is over go (lock released, or no lock file at all); a live run's and this run's stay")
     func files() throws {
         let own = try TestRun.current()
-        let live = try LiveRun(Self.fakeId())
+        let live = try LiveRun()
         let liveDirectory = try Self.directory(live.id)
-        let ended = try LiveRun(Self.fakeId())
+        let ended = try LiveRun()
         let endedDirectory = try Self.directory(ended.id)
         ended.release()
-        let orphan = try Self.directory(Self.fakeId())
+        let orphan = try Self.directory(TestRun.newId())
 
         TestRun.sweepFiles(except: own.id)
         #expect(Self.exists(liveDirectory))
@@ -73,8 +70,8 @@ struct TestRunTests {
         guard let url = TestDatabase.postgresURL else { return }
         let own = try await TestDatabase.postgres.fresh()
         guard case .postgres(_, let ownSchema?) = own else { throw HarnessError("a test schema has a name") }
-        let live = try LiveRun(Self.fakeId())
-        let ended = Self.fakeId()  // Never locked: its lock file does not exist.
+        let live = try LiveRun()
+        let ended = TestRun.newId()  // Never locked: its lock file does not exist.
         let database = try await StorageDatabase.open(.postgres(url: url))
         let liveSchema = TestRun.schemaPrefix + live.id + "_a"
         let endedSchemas = [TestRun.schemaPrefix + ended + "_a", TestRun.schemaPrefix + ended + "_b"]

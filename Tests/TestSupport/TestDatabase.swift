@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 import SQLKit
 import Storage
 
@@ -21,7 +20,7 @@ public enum TestDatabase: String, CaseIterable, Sendable {
             return .sqlite(path: directory.appendingPathComponent("test.sqlite").path)
         case .postgres:
             guard let url = Self.postgresURL else { throw HarnessError("STOREKEEPER_TEST_POSTGRES_URL is not set") }
-            await Self.schemasSwept(url).value
+            await Self.schemasSwept.value
             let schema = try TestRun.schemaName()
             let admin = try await StorageDatabase.open(.postgres(url: url))
             try await admin.transaction { try await $0.raw("CREATE SCHEMA \(unsafeRaw: schema)").run() }
@@ -30,24 +29,16 @@ public enum TestDatabase: String, CaseIterable, Sendable {
         }
     }
 
-    /// The sweep of dead runs' schemas, once per process (`TestRun.sweepSchemas`). Its failure is told, not fatal: the
-    /// tests do not depend on it.
-    private static func schemasSwept(_ url: String) -> Task<Void, Never> {
-        sweep.withLockedValue { task in
-            if let task { return task }
-            let started = Task {
-                do {
-                    try await TestRun.sweepSchemas(url: url)
-                } catch {
-                    FileHandle.standardError.write(Data("warning: dead test runs' schemas were not dropped: \(error)\n".utf8))
-                }
-            }
-            task = started
-            return started
+    /// The sweep of dead runs' schemas (`TestRun.sweepSchemas`), started by the first PostgreSQL test of the process.
+    /// Its failure is told, not fatal: the tests do not depend on it.
+    private static let schemasSwept = Task {
+        guard let url = postgresURL else { return }
+        do {
+            try await TestRun.sweepSchemas(url: url)
+        } catch {
+            FileHandle.standardError.write(Data("warning: dead test runs' schemas were not dropped: \(error)\n".utf8))
         }
     }
-
-    private static let sweep = NIOLockedValueBox<Task<Void, Never>?>(nil)
 }
 
 public struct HarnessError: Error, CustomStringConvertible {

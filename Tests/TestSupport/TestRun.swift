@@ -37,8 +37,23 @@ public struct TestRun: Sendable {
     }
 
     /// A new PostgreSQL schema name of this run.
-    static func schemaName() throws -> String {
-        try schemaPrefix + current().id + "_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+    static func schemaName() throws -> String { try schemaPrefix + current().id + "_" + newId() }
+
+    /// 12 random lowercase hex digits: a run's id, or what tells a run's schemas apart.
+    static func newId() -> String { String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12)) }
+
+    /// Creates the run `id`'s lock file and takes its lock; the descriptor returned holds it until closed (or the
+    /// process ends).
+    static func claim(_ id: String) throws -> Int32 {
+        let path = lockPath(id)
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw HarnessError("open \(path): errno \(errno)") }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let failure = errno
+            close(descriptor)
+            throw HarnessError("flock \(path): errno \(failure)")
+        }
+        return descriptor
     }
 
     private static let started: Result<TestRun, HarnessError> = Result {
@@ -52,12 +67,10 @@ public struct TestRun: Sendable {
     static func lockPath(_ id: String) -> String { temporary.appendingPathComponent(filePrefix + id + ".lock").path }
 
     private static func start() throws -> TestRun {
-        let id = String(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))
-        // The lock first, then the directory: a directory with no lock file is a dead run's.
-        let descriptor = open(lockPath(id), O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw HarnessError("open \(lockPath(id)): errno \(errno)") }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { throw HarnessError("flock \(lockPath(id)): errno \(errno)") }
-        // The descriptor stays open, and the lock held, until the process ends.
+        let id = newId()
+        // The lock first, then the directory: a directory with no lock file is a dead run's. The descriptor stays open,
+        // and the lock held, until the process ends.
+        _ = try claim(id)
         sweepFiles(except: id)
         let directory = temporary.appendingPathComponent(filePrefix + id, isDirectory: true)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
