@@ -8,7 +8,7 @@
 # 2. What the outbox adds to ingest: `server.sh`'s ingest (wrk POSTing new signed notifications) with one webhook
 #    destination, paused (the outbox's rows alone) and enabled (its worker delivering meanwhile, on the same cores),
 #    against no destination; the three alternated on fresh databases ROUNDS times (default 5), the median of the
-#    rounds' ratios and their spread.
+#    rounds' ratios and their spread, and the median time added per notification (µs).
 #
 #   Benchmarks/outbox.sh                      # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite EVENTS_CUSTOMERS=25000 ROUNDS=3 Benchmarks/outbox.sh
