@@ -38,9 +38,9 @@ struct EntitlementsCommand: ParsableCommand {
         }
         let parsedCatalog: Catalog
         do {
-            parsedCatalog = try JSONDecoder().decode(WrittenCatalog.self, from: catalogData).catalog
+            parsedCatalog = try CatalogFile.parse(catalogData, path: catalog)
         } catch {
-            FileHandle.standardError.write(Data("\(catalog): \(DecodingErrorDescription.describe(error))\n".utf8))
+            FileHandle.standardError.write(Data("\(error.message)\n".utf8))
             throw ExitCode(1)
         }
         let parsedFacts: [Fact]

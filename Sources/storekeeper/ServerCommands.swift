@@ -187,9 +187,7 @@ struct AppsCommand: AsyncParsableCommand {
             var parsedCatalog = Catalog.empty
             if let catalog {
                 guard let data = FileManager.default.contents(atPath: catalog) else { throw UsageError(message: "cannot read \(catalog)") }
-                do { parsedCatalog = try JSONDecoder().decode(WrittenCatalog.self, from: data).catalog } catch {
-                    throw UsageError(message: "\(catalog): \(DecodingErrorDescription.describe(error))")
-                }
+                do { parsedCatalog = try CatalogFile.parse(data, path: catalog) } catch { throw UsageError(message: error.message) }
             }
             guard let policy = AppConfiguration.TransferPolicy(rawValue: transferPolicy) else {
                 throw UsageError(message: "the transfer policy is transfer or keep")

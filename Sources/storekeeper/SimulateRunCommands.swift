@@ -57,9 +57,7 @@ struct SimulationOptions: ParsableArguments {
         var parsed = SimulatedApp.defaultCatalog
         if let catalog {
             guard let data = FileManager.default.contents(atPath: catalog) else { throw ValidationError("cannot read \(catalog)") }
-            do { parsed = try JSONDecoder().decode(WrittenCatalog.self, from: data).catalog } catch {
-                throw ValidationError("\(catalog): \(error)")
-            }
+            do { parsed = try CatalogFile.parse(data, path: catalog) } catch { throw ValidationError(error.message) }
         }
         return SimulatedApp(
             bundleId: bundleId, appAppleId: appAppleId, environment: env, catalog: parsed,

@@ -35,6 +35,15 @@ struct SimulateCLITests {
         ])
         #expect(unknown.status != 0)
         #expect(unknown.stderr.contains("no scenario 'no-such-scenario'"))
+        // A catalog's misspelt field is named as the other commands name it.
+        let catalog = try StorekeeperCLI.temporaryFile(
+            Data(#"{"products": [{"id": "l", "type": "nonConsumable", "entitlment": ["pro"]}]}"#.utf8))
+        let misspelt = try run([
+            "run", "trial-converts", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example", "--state", state,
+            "--catalog", catalog,
+        ])
+        #expect(misspelt.status != 0)
+        #expect(misspelt.stderr.contains("'products.[0].entitlment': 'entitlment' is not a field of a product"), "\(misspelt.stderr)")
     }
 
     @Test("notifications that never arrive, after Apple's retries, fail the run")
