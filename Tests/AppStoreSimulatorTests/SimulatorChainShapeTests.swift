@@ -12,10 +12,6 @@ import X509
 /// made before the key identifiers existed is refused with a message that says what to do.
 @Suite("Simulator chain shape")
 struct SimulatorChainShapeTests {
-    static func folder() throws -> URL {
-        try TestRun.scratch("chain")
-    }
-
     static func pem(_ der: [UInt8]) -> String {
         "-----BEGIN CERTIFICATE-----\n" + Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
             + "\n-----END CERTIFICATE-----\n"
@@ -46,7 +42,7 @@ struct SimulatorChainShapeTests {
     func strictOpenSSL() throws {
         let now = Date()
         let ca = try SimulatorCA(validity: now.addingTimeInterval(-86_400)...now.addingTimeInterval(86_400))
-        let result = try Self.opensslVerify(ca, in: Self.folder())
+        let result = try Self.opensslVerify(ca, in: TestRun.scratch("chain"))
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("leaf.pem: OK"), "\(result.output)")
     }
@@ -95,7 +91,7 @@ struct SimulatorChainShapeTests {
             try serializer.serialize(certificate)
             return serializer.serializedBytes
         }
-        let directory = try Self.folder()
+        let directory = try TestRun.scratch("chain")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try Data(try make(.init(rootKey.publicKey), issuer: rootName, subject: rootName, by: rootKey)).write(
             to: directory.appendingPathComponent(SimulatorCA.StateFile.root))

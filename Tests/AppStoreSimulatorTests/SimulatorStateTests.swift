@@ -7,13 +7,9 @@ import Testing
 
 @Suite("Simulator state and clocks")
 struct SimulatorStateTests {
-    static func folder() throws -> URL {
-        try TestRun.scratch("simulator")
-    }
-
     @Test("a CA saved to a state folder loads back and still signs what the real verifier accepts")
     func roundTrip() async throws {
-        let directory = try Self.folder()
+        let directory = try TestRun.scratch("simulator")
         let made = try SimulatorCA.loadOrCreate(in: directory)
         let loaded = try SimulatorCA.loadOrCreate(in: directory)
         #expect(loaded.rootDER == made.rootDER)
@@ -33,7 +29,7 @@ struct SimulatorStateTests {
 
     @Test("a state folder with a foreign key or a missing file is refused with a clear error")
     func refused() throws {
-        let directory = try Self.folder()
+        let directory = try TestRun.scratch("simulator")
         _ = try SimulatorCA.loadOrCreate(in: directory)
         try Data(P256.Signing.PrivateKey().pemRepresentation.utf8).write(to: directory.appendingPathComponent("leaf-key.pem"))
         #expect(throws: SimulatorStateError.self) { try SimulatorCA.load(from: directory) }
@@ -46,7 +42,7 @@ struct SimulatorStateTests {
 
     @Test("storekeeper simulate ca --export writes the same root each time from the state folder")
     func exportCommand() throws {
-        let directory = try Self.folder()
+        let directory = try TestRun.scratch("simulator")
         let first = try StorekeeperCLI.temporaryFile(Data())
         let second = try StorekeeperCLI.temporaryFile(Data())
         let run1 = try StorekeeperCLI.run(["simulate", "ca", "--export", first, "--state", directory.path], near: Bundle.module.bundleURL)
