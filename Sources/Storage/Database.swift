@@ -162,6 +162,10 @@ public final class StorageDatabase: Sendable {
         try await sql.raw("PRAGMA synchronous=NORMAL").run()
         try await sql.raw("PRAGMA busy_timeout=5000").run()
         try await sql.raw("PRAGMA foreign_keys=ON").run()
+        // A row that INSERT OR REPLACE replaces fires its delete trigger only with this on: the ledger's summary needs it
+        // (LedgerSummary.sqliteTrigger). Its only other effect, a trigger firing itself, cannot happen: none writes a
+        // table with triggers.
+        try await sql.raw("PRAGMA recursive_triggers=ON").run()
     }
 
     /// Runs `body` outside any transaction; it sees committed data only.

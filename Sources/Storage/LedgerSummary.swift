@@ -50,6 +50,8 @@ public enum LedgerSummary {
         ("commission_per_mille", .bigint), ("tax_per_mille", .bigint), ("will_renew", .bigint), ("acquisition", .text),
         ("usd_rate", .custom(SQLRaw("DOUBLE PRECISION"))),
     ]
+    /// The names of `readColumns`.
+    public static let summedColumns = readColumns.map(\.name)
 
     /// A sum over ledger rows. A `running` sum is kept twice: added in the hour a row starts (`<name>_started`) and in
     /// the hour its access ends (`<name>_ended`), so that what is active at an hour is the difference of the two
@@ -252,21 +254,41 @@ public enum LedgerSummary {
             }
             return
         }
+        for event in ["INSERT", "UPDATE", "DELETE"] { try await db.raw(SQLQueryString(sqliteTrigger(event))).run() }
+    }
+
+    /// SQLite's trigger for `event` on the ledger, one per row. The update's fires only for an UPDATE that sets a
+    /// column the sums read, and writes only when one of them changed: SQLite compiles a trigger into every statement
+    /// that may fire it, so an UPDATE of other columns alone (a renewal's predecessor learning its successor) is
+    /// prepared without it (`replaceLedger`). A replaced row (INSERT OR REPLACE) moves the sums by the delete's trigger:
+    /// every SQLite connection runs with recursive_triggers on, without which a REPLACE fires no delete trigger.
+    static func sqliteTrigger(_ event: String) -> String {
         func row(_ sign: String, _ name: String) -> String {
             "(\(sign), " + readColumns.map { "\(name).\($0.name)" }.joined(separator: ", ") + ")"
         }
-        let changed = readColumns.map { "OLD.\($0.name) IS NOT NEW.\($0.name)" }.joined(separator: " OR ")
-        for (event, condition, rows) in [
-            ("INSERT", "", row("1", "NEW")), ("UPDATE", " WHEN \(changed)", row("-1", "OLD") + ", " + row("1", "NEW")),
-            ("DELETE", "", row("-1", "OLD")),
-        ] {
-            try await db.raw(
-                """
-                CREATE TRIGGER ledger_summary_\(unsafeRaw: event.lowercased()) AFTER \(unsafeRaw: event) ON ledger\(unsafeRaw: condition)
-                BEGIN \(unsafeRaw: insert)VALUES \(unsafeRaw: rows); END
-                """
-            ).run()
-        }
+        let names = readColumns.map(\.name).joined(separator: ", ")
+        let (on, rows) =
+            switch event {
+            case "INSERT": ("INSERT ON ledger", row("1", "NEW"))
+            case "UPDATE":
+                (
+                    "UPDATE OF \(names) ON ledger WHEN "
+                        + readColumns.map { "OLD.\($0.name) IS NOT NEW.\($0.name)" }.joined(separator: " OR "),
+                    row("-1", "OLD") + ", " + row("1", "NEW")
+                )
+            default: ("DELETE ON ledger", row("-1", "OLD"))
+            }
+        return """
+            CREATE TRIGGER ledger_summary_\(event.lowercased()) AFTER \(on)
+            BEGIN INSERT INTO \(movesTable) (sign, \(names)) VALUES \(rows); END
+            """
+    }
+
+    /// Migration 11: SQLite's update trigger limited to the updates that set a column the sums read.
+    static func limitUpdateTrigger(_ db: any SQLDatabase) async throws {
+        guard db.dialect.name != "postgresql" else { return }
+        try await db.raw("DROP TRIGGER ledger_summary_update").run()
+        try await db.raw(SQLQueryString(sqliteTrigger("UPDATE"))).run()
     }
 
     /// Fills the summary from the ledger (the table empty beforehand), in one statement.

@@ -379,5 +379,10 @@ public enum Schema {
             try await db.drop(index: "ledger_currency").run()
             try await db.raw("CREATE INDEX ledger_currency ON ledger (currency, purchase_day) WHERE currency <> 'USD'").run()
         },
+        // A customer's recompute writes a row whose change is outside the sums (a renewal's predecessor) with an UPDATE of
+        // those columns alone, which SQLite then prepares without the summary's trigger (LedgerSummary.sqliteTrigger).
+        Migration(version: 11, name: "the summary's update trigger only for updates of the columns it sums (SQLite)") { db in
+            try await LedgerSummary.limitUpdateTrigger(db)
+        },
     ]
 }

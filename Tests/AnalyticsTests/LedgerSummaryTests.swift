@@ -258,6 +258,52 @@ struct LedgerSummaryTests {
     }
 
     @Test(
+        "a change of columns the sums do not read moves nothing; one of columns they read moves the row out and back in; migration 11 limits SQLite's update trigger to the first",
+        arguments: TestDatabase.available)
+    func changesOutsideTheSums(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind, migrations: Schema.migrations.filter { $0.version < 11 }) { database in
+            let migrated = try await Migrator(database: database, migrations: Schema.migrations).migrate()
+            #expect(migrated.map(\.version) == [11])
+            if kind == .sqlite {
+                let trigger = try await database.reading {
+                    try await $0.sql.raw("SELECT sql FROM sqlite_master WHERE name = 'ledger_summary_update'").first()?.decode(
+                        column: "sql", as: String.self)
+                }
+                #expect(trigger?.contains("AFTER UPDATE OF app_id, environment, product_id") == true)
+            }
+            var random = SeededGenerator(state: 11)
+            var rows = Self.ledger(customer: "c1", transactions: 0..<8, using: &random)
+            try await LedgerFormulaTests.store(rows, in: database)
+            #expect(try await Self.foldAll(database) > 0)
+            #expect(try await Self.unfolded(database) == 0)
+
+            // A renewal's predecessor learns its successor; another row's storefront and original transaction change.
+            // (On SQLite, writing them whole would move each out and back in: four moves.)
+            rows[0].nextStart = (rows[0].end ?? rows[0].start) + Self.day
+            (rows[0].nextMonthlyPrice, rows[0].nextRefunded) = (4990, false)
+            (rows[1].storefront, rows[1].originalTransactionId) = (rows[1].storefront == "USA" ? "FRA" : "USA", "o99")
+            let outside = rows
+            try await database.writing { try await $0.replaceLedger(customerId: "c1", environment: "Production", with: outside) }
+            #expect(try await Self.unfolded(database) == 0, "nothing the sums read changed")
+            var stored = try await database.reading { try await $0.storedLedger(customerId: "c1").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(outside) && stored.count == 8)
+
+            // A refund, and a row changed both outside and inside the sums.
+            (rows[2].refundedAt, rows[2].refundAmount) = (rows[2].start + Self.hour, 100)
+            rows[3].nextStart = (rows[3].end ?? rows[3].start) + 2 * Self.day
+            rows[3].commissionPerMille = rows[3].commissionPerMille == 300 ? 150 : 300
+            let inside = rows
+            try await database.writing { try await $0.replaceLedger(customerId: "c1", environment: "Production", with: inside) }
+            #expect(try await Self.unfolded(database) == 4, "each changed row out (-1) and back in (+1)")
+            stored = try await database.reading { try await $0.storedLedger(customerId: "c1").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(inside))
+            let (summary, fresh) = try await Self.summaries(database)
+            #expect(!fresh.isEmpty)
+            Self.expectSame(summary, fresh, "after changes outside and inside the sums")
+        }
+    }
+
+    @Test(
         "every metric from the summary equals the same metric from the ledger's rows: day, week and month, UTC, Berlin and Kolkata (off the hour), product and group filters",
         arguments: TestDatabase.available)
     func sameNumbers(_ kind: TestDatabase) async throws {
