@@ -378,6 +378,39 @@ public struct StorageSession: Sendable {
     }
 }
 
+extension StorageSession {
+    /// Runs `main` and `alongside`, two parts of this transaction's work that write different tables and read nothing
+    /// the other writes, and answers `main`'s result once both are done (the first error otherwise, `main`'s first).
+    ///
+    /// On SQLite they run side by side. SQLiteNIO runs each statement on a thread of its pool, and the wait for that
+    /// thread and back, about 85 µs a statement on a busy server, is most of a short statement's time: two statements
+    /// sent together wait once. The connection is in SQLite's serialized mode (SQLiteNIO opens it with
+    /// SQLITE_OPEN_FULLMUTEX), so it takes their calls one at a time, and both are in this transaction. What is not
+    /// safe is only the text of an error: SQLiteNIO reads it after the failed call, when the other statement may have
+    /// reset it, so an error's message (never its kind, which comes with the failed call) may be another call's.
+    ///
+    /// On PostgreSQL one after the other, `alongside` only once `main` succeeded: a statement sent behind one that failed
+    /// fails too, and a fixed query's first preparation failing there would stay its answer for the connection's life
+    /// (`FixedQuery`).
+    public func run<T: Sendable>(
+        _ main: @Sendable () async throws -> T, alongside: @Sendable () async throws -> Void
+    ) async throws -> T {
+        guard kind == .sqlite else {
+            let result = try await main()
+            try await alongside()
+            return result
+        }
+        async let other: Void = alongside()
+        let result: T
+        do { result = try await main() } catch {
+            try? await other
+            throw error
+        }
+        try await other
+        return result
+    }
+}
+
 /// One database call against its deadline: the first of the body's result, the deadline or the caller's cancellation
 /// answers the caller, and the body is then cancelled (a no-op when it is what finished).
 private final class DeadlineRace<T: Sendable>: Sendable {

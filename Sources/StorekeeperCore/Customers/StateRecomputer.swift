@@ -31,21 +31,28 @@ public struct StateRecomputer: Sendable {
             let records = try evaluation.events.map { event throws(StorekeeperError) in
                 try Self.record(event, app: app, customerId: customerId, environment: environment, now: now)
             }
-            try await session.syncEvents(
-                app: app.id, environment: environment.rawValue, originalTransactionIds: originals, derived: records, at: now)
             let snapshot = try StateSnapshot(state: evaluation.state)
-            try await session.upsert(
-                StateRecord(
-                    customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
-                    nextChangeAt: snapshot.nextChangeAt, computedAt: now))
-            // The money ledger, in the same transaction: never behind the state.
-            #if !STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
-                try await session.replaceLedger(
-                    customerId: customerId, environment: environment.rawValue,
-                    with: ledger.entries(
-                        customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
-                        events: evaluation.events),
-                    stored: storedLedger.rows(in: environment.rawValue))
+            let state = StateRecord(
+                customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
+                nextChangeAt: snapshot.nextChangeAt, computedAt: now)
+            let eventsAndState: @Sendable () async throws -> Void = {
+                try await session.syncEvents(
+                    app: app.id, environment: environment.rawValue, originalTransactionIds: originals, derived: records, at: now)
+                try await session.upsert(state)
+            }
+            #if STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
+                try await eventsAndState()
+            #else
+                // The money ledger, in the same transaction (never behind the state), computed and written alongside the
+                // events and the state, which it shares no table with.
+                try await session.run(eventsAndState) {
+                    try await session.replaceLedger(
+                        customerId: customerId, environment: environment.rawValue,
+                        with: ledger.entries(
+                            customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
+                            events: evaluation.events),
+                        stored: storedLedger.rows(in: environment.rawValue))
+                }
             #endif
             states[environment] = snapshot
         }
