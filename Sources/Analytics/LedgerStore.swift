@@ -46,6 +46,36 @@ extension StorageSession {
     public func replaceLedger(
         customerId: String, environment: String, with entries: [LedgerEntry], stored: [String: LedgerEntry]? = nil
     ) async throws {
+        try await writeLedger(customerId: customerId, environment: environment, with: entries, stored: stored, state: nil)
+    }
+
+    /// Writes what a customer's recompute derived in one environment, after `events` (which writes its events): its
+    /// `state`, and its ledger (`replaceLedger`), `ledger` computing the rows. The two write no table in common.
+    /// - PostgreSQL writes the state and the ledger's rows in one statement (`StateAndLedgerUpsert`), a round trip less.
+    /// - SQLite computes and writes the ledger alongside the events and the state (`run(_:alongside:)`): its statements
+    ///   wait for SQLiteNIO's thread pool together with theirs, not after them.
+    public func storeRecomputed(
+        _ state: StateRecord, ledger: @escaping @Sendable () -> [LedgerEntry], stored: [String: LedgerEntry],
+        after events: @escaping @Sendable () async throws -> Void
+    ) async throws {
+        guard kind == .sqlite else {
+            try await events()
+            try await writeLedger(
+                customerId: state.customerId, environment: state.environment, with: ledger(), stored: stored, state: state)
+            return
+        }
+        try await run {
+            try await events()
+            try await upsert(state)
+        } alongside: {
+            try await writeLedger(customerId: state.customerId, environment: state.environment, with: ledger(), stored: stored, state: nil)
+        }
+    }
+
+    /// `replaceLedger`, also writing `state` if given (with the rows on PostgreSQL, before them on SQLite).
+    private func writeLedger(
+        customerId: String, environment: String, with entries: [LedgerEntry], stored: [String: LedgerEntry]?, state: StateRecord?
+    ) async throws {
         let rows: [String: LedgerEntry]
         if let stored { rows = stored } else { rows = try await storedLedger(customerId: customerId).rows(in: environment) }
         let ids = Set(entries.map(\.transactionId))
@@ -61,9 +91,14 @@ extension StorageSession {
         }
         if kind == .postgres {
             // One text whatever the rows, prepared once per connection: the rows travel as one JSON array.
-            if !changed.isEmpty { _ = try await run(LedgerUpsert.self, [LedgerUpsert.json(changed)]) }
+            if let state {
+                _ = try await run(StateAndLedgerUpsert.self, Self.stateBinds(state) + [LedgerUpsert.json(changed)])
+            } else if !changed.isEmpty {
+                _ = try await run(LedgerUpsert.self, [LedgerUpsert.json(changed)])
+            }
             return
         }
+        if let state { try await upsert(state) }
         // SQLite prepares every statement anyway, so what it compiles is what costs: a row whose change is outside what
         // the sums read (a renewal's predecessor learns its successor) is an UPDATE of those columns alone, which the
         // summary's update trigger is not compiled into; any other is written whole with INSERT OR REPLACE, about half
@@ -196,7 +231,11 @@ enum StoredLedgerRead: FixedQuery {
 /// USD rate as `StorageSession.values(_:)` gives SQLite's.
 enum LedgerUpsert: FixedQuery {
     static let name = "storekeeper_ledger_upsert"
-    static let postgres: String = {
+    static let postgres = text(rows: "$1")
+    static let sqlite: String? = nil
+
+    /// The upsert of the rows in the parameter `rows` (`$n`).
+    static func text(rows: String) -> String {
         let integers: Set = [
             "start_at", "end_at", "active_until", "renewal_number", "price", "family_shared", "refunded_at", "refund_amount",
             "monthly_price", "commission_per_mille", "tax_per_mille", "will_renew", "grace_until", "next_start",
@@ -209,11 +248,10 @@ enum LedgerUpsert: FixedQuery {
             SELECT \(LedgerColumns.written.map { "v.\($0)" }.joined(separator: ", ")),
                 CASE WHEN v.currency = 'USD' THEN 1::double precision ELSE \(latest("usd_per_unit")) END,
                 CASE WHEN v.currency = 'USD' THEN NULL ELSE \(latest("day")) END
-            FROM json_to_recordset($1::json) AS v(\(columns))
+            FROM json_to_recordset(\(rows)::json) AS v(\(columns))
             ON CONFLICT (app_id, environment, transaction_id) DO UPDATE SET \(LedgerColumns.upsertSet)
             """
-    }()
-    static let sqlite: String? = nil
+    }
 
     /// The rows as the statement reads them: a JSON array of objects, a NULL column left out.
     static func json(_ entries: [LedgerEntry]) -> String {
@@ -248,6 +286,14 @@ enum LedgerUpsert: FixedQuery {
         }
         json += "\""
     }
+}
+
+/// PostgreSQL's write of a recomputed customer's state (`$1`…`$5`, `StorageSession.stateBinds`) and its changed ledger
+/// rows (`$6`, as `LedgerUpsert` reads them) in one statement: the state's upsert as a data-modifying WITH.
+enum StateAndLedgerUpsert: FixedQuery {
+    static let name = "storekeeper_state_and_ledger_upsert"
+    static let postgres = "WITH state AS (\(StorageSession.postgresStateUpsert)) " + LedgerUpsert.text(rows: "$6")
+    static let sqlite: String? = nil
 }
 
 /// A ledger row as `LedgerColumns.customerRows` reads it back: an array of `LedgerColumns.stored`, in order.

@@ -21,13 +21,26 @@ extension StorageSession {
     public func upsert(_ s: StateRecord) async throws {
         try await sql.raw(
             """
-            INSERT INTO customer_states (customer_id, environment, state, next_change_at, computed_at)
+            INSERT INTO \(unsafeRaw: Self.stateColumnList)
             VALUES (\(bind: s.customerId), \(bind: s.environment), \(bind: s.state), \(bind: s.nextChangeAt), \(bind: s.computedAt))
-            ON CONFLICT (customer_id, environment) DO UPDATE SET
-                state = excluded.state, next_change_at = excluded.next_change_at, computed_at = excluded.computed_at
+            \(unsafeRaw: Self.stateOnConflict)
             """
         ).run()
     }
+
+    /// PostgreSQL's upsert of a state, its columns in `$1`…`$5` as text (`stateBinds`): for a statement that writes it
+    /// beside something else (a `FixedQuery`, whose values are bound as text, so the numbers are cast from text).
+    public static let postgresStateUpsert =
+        "INSERT INTO \(stateColumnList) VALUES ($1, $2, $3, $4::text::bigint, $5::text::bigint) \(stateOnConflict)"
+    /// A state's values for `postgresStateUpsert`.
+    public static func stateBinds(_ s: StateRecord) -> [String?] {
+        [s.customerId, s.environment, s.state, s.nextChangeAt.map { String($0) }, String(s.computedAt)]
+    }
+    private static let stateColumnList = "customer_states (customer_id, environment, state, next_change_at, computed_at)"
+    private static let stateOnConflict = """
+        ON CONFLICT (customer_id, environment) DO UPDATE SET
+            state = excluded.state, next_change_at = excluded.next_change_at, computed_at = excluded.computed_at
+        """
 
     public func state(customer customerId: String, environment: String) async throws -> StateRecord? {
         try await sql.select().columns(Self.stateColumns)

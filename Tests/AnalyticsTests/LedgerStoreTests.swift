@@ -61,6 +61,42 @@ struct LedgerStoreTests {
         }
     }
 
+    @Test(
+        "a recompute's derived data: its events, its state and its changed ledger rows (the last two in one statement on PostgreSQL), the state also when no row changed",
+        arguments: TestDatabase.available)
+    func storeRecomputed(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            let rows = Self.unusual()
+            func state(_ json: String, next: Int64?) -> StateRecord {
+                StateRecord(customerId: "c\u{1}", environment: "Production", state: json, nextChangeAt: next, computedAt: 7)
+            }
+            @Sendable func events(_ session: StorageSession) async throws {
+                try await session.sql.raw("INSERT INTO audit_log (app_id, action, detail, at) VALUES ('app_1', 'events', '{}', 1)").run()
+            }
+            let (first, second) = (state(#"{"a":1}"#, next: 99), state(#"{"a":2}"#, next: nil))
+            try await database.writing { session in
+                try await session.storeRecomputed(first, ledger: { rows }, stored: [:]) { try await events(session) }
+            }
+            var stored = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(rows) && stored.count == 2)
+            #expect(try await database.reading { try await $0.state(customer: "c\u{1}", environment: "Production") } == first)
+
+            // The ledger unchanged, the state changed: written all the same.
+            let unchanged = stored
+            try await database.writing { session in
+                try await session.storeRecomputed(second, ledger: { rows }, stored: unchanged) { try await events(session) }
+            }
+            #expect(try await database.reading { try await $0.state(customer: "c\u{1}", environment: "Production") } == second)
+            stored = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(rows))
+            let marks = try await database.reading {
+                try await $0.sql.raw("SELECT COUNT(*) AS n FROM audit_log WHERE action = 'events'").first()?.decode(
+                    column: "n", as: Int64.self)
+            }
+            #expect(marks == 2)
+        }
+    }
+
     @Test("a rates import finds the rows to convert through the index of non-USD rows (SQLite's plan)")
     func conversionUsesItsIndex() async throws {
         try await LedgerFormulaTests.withDatabase(.sqlite) { database in

@@ -35,24 +35,22 @@ public struct StateRecomputer: Sendable {
             let state = StateRecord(
                 customerId: customerId, environment: environment.rawValue, state: String(decoding: snapshot.json, as: UTF8.self),
                 nextChangeAt: snapshot.nextChangeAt, computedAt: now)
-            let eventsAndState: @Sendable () async throws -> Void = {
+            let events: @Sendable () async throws -> Void = {
                 try await session.syncEvents(
                     app: app.id, environment: environment.rawValue, originalTransactionIds: originals, derived: records, at: now)
-                try await session.upsert(state)
             }
             #if STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
-                try await eventsAndState()
+                try await events()
+                try await session.upsert(state)
             #else
-                // The money ledger, in the same transaction (never behind the state), computed and written alongside the
-                // events and the state, which it shares no table with.
-                try await session.run(eventsAndState) {
-                    try await session.replaceLedger(
-                        customerId: customerId, environment: environment.rawValue,
-                        with: ledger.entries(
+                // The money ledger, in the same transaction: never behind the state.
+                try await session.storeRecomputed(
+                    state,
+                    ledger: {
+                        ledger.entries(
                             customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
-                            events: evaluation.events),
-                        stored: storedLedger.rows(in: environment.rawValue))
-                }
+                            events: evaluation.events)
+                    }, stored: storedLedger.rows(in: environment.rawValue), after: events)
             #endif
             states[environment] = snapshot
         }
