@@ -39,10 +39,10 @@ extension StorageSession {
     /// Replaces a customer's ledger in one environment with `entries` (inside the transaction that recomputed the
     /// customer), writing only what differs from `stored`, its rows as read in this transaction (read here when not
     /// given): rows no longer there are deleted, new and altered rows written in one statement (on SQLite, a row
-    /// altered only outside what the sums read in one of its own). A transaction the
-    /// ledger lists under another customer (transferred) moves to this one. A row in a currency other than USD is
-    /// written with the latest stored rate on or before its purchase's day; without one it stays unconverted (NULL).
-    /// The hourly summary moves by the difference by itself (the ledger's triggers).
+    /// altered only outside what the sums read in one of its own). A transaction the ledger lists under another customer
+    /// (transferred) moves to this one. A row in a currency other than USD is written with the latest stored rate on or
+    /// before its purchase's day; without one it stays unconverted (NULL). The hourly summary moves by the difference by
+    /// itself (the ledger's triggers).
     public func replaceLedger(
         customerId: String, environment: String, with entries: [LedgerEntry], stored: [String: LedgerEntry]? = nil
     ) async throws {
