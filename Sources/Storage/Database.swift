@@ -386,8 +386,11 @@ extension StorageSession {
     /// thread and back, about 85 µs a statement on a busy server, is most of a short statement's time: two statements
     /// sent together wait once. The connection is in SQLite's serialized mode (SQLiteNIO opens it with
     /// SQLITE_OPEN_FULLMUTEX), so it takes their calls one at a time, and both are in this transaction. What is not
-    /// safe is only the text of an error: SQLiteNIO reads it after the failed call, when the other statement may have
-    /// reset it, so an error's message (never its kind, which comes with the failed call) may be another call's.
+    /// covered is an error's text: SQLiteNIO reads it with `sqlite3_errmsg` after the failed call, outside the
+    /// connection's mutex, so a call of the other part in between may replace it (the message is then another call's;
+    /// the error's kind comes with the failed call and stays right), and one that frees it while it is being copied
+    /// would have the copy read freed memory. That takes a failed statement (which already fails the request) and
+    /// another call landing within the copy; use this only where that trade is worth a thread-pool wait.
     ///
     /// On PostgreSQL one after the other, `alongside` only once `main` succeeded: a statement sent behind one that failed
     /// fails too, and a fixed query's first preparation failing there would stay its answer for the connection's life
