@@ -51,7 +51,8 @@ extension StorageSession {
 
     /// Writes what a customer's recompute derived in one environment, after `events` (which writes its events): its
     /// `state`, and its ledger (`replaceLedger`), `ledger` computing the rows. The two write no table in common.
-    /// - PostgreSQL writes the state and the ledger's rows in one statement (`StateAndLedgerUpsert`), a round trip less.
+    /// - PostgreSQL writes the state and the ledger's changed rows in one statement (`StateAndLedgerUpsert`), a round
+    ///   trip less; the state alone when no row changed.
     /// - SQLite computes and writes the ledger alongside the events and the state (`run(_:alongside:)`): its statements
     ///   wait for SQLiteNIO's thread pool together with theirs, not after them.
     public func storeRecomputed(
@@ -91,9 +92,12 @@ extension StorageSession {
         }
         if kind == .postgres {
             // One text whatever the rows, prepared once per connection: the rows travel as one JSON array.
-            if let state {
+            // With no row changed, the state alone: the ledger's statement triggers would fire over no rows.
+            if changed.isEmpty {
+                if let state { try await upsert(state) }
+            } else if let state {
                 _ = try await run(StateAndLedgerUpsert.self, Self.stateBinds(state) + [LedgerUpsert.json(changed)])
-            } else if !changed.isEmpty {
+            } else {
                 _ = try await run(LedgerUpsert.self, [LedgerUpsert.json(changed)])
             }
             return
@@ -106,8 +110,9 @@ extension StorageSession {
         // replaced row out of the summary). It binds at most 32,766 values per statement: 30 a row, in slices of 500.
         var whole: [LedgerEntry] = []
         for entry in changed {
-            if let old = rows[entry.transactionId], LedgerColumns.changesOutsideSums(from: old.written, to: entry.written) {
-                try await sql.raw(Self.outsideSumsUpdate(entry)).run()
+            let written = entry.written
+            if let old = rows[entry.transactionId], LedgerColumns.changesOutsideSums(from: old.written, to: written) {
+                try await sql.raw(Self.outsideSumsUpdate(entry, written: written)).run()
             } else {
                 whole.append(entry)
             }
@@ -119,9 +124,9 @@ extension StorageSession {
         }
     }
 
-    /// SQLite's UPDATE of a row's columns outside the sums (`LedgerColumns.outsideSumsIndices`), by its key.
-    static func outsideSumsUpdate(_ e: LedgerEntry) -> SQLQueryString {
-        let written = e.written
+    /// SQLite's UPDATE of a row's columns outside the sums (`LedgerColumns.outsideSumsIndices`), by its key; `written`
+    /// is `e.written`, made once by the caller.
+    static func outsideSumsUpdate(_ e: LedgerEntry, written: [LedgerValue?]) -> SQLQueryString {
         var query = SQLQueryString("UPDATE ledger SET ")
         for (n, index) in LedgerColumns.outsideSumsIndices.enumerated() {
             query.appendInterpolation(unsafeRaw: (n == 0 ? "" : ", ") + LedgerColumns.written[index] + " = ")
