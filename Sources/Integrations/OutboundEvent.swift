@@ -66,8 +66,11 @@ public struct OutboundEvent: Sendable, Hashable {
 
 /// Writing JSON text around JSON already written (stored events and states are kept as text and sent as they are).
 enum JSONText {
-    /// A JSON string literal.
+    /// A JSON string literal. A text with nothing to escape (ids, types, most names) is copied whole.
     static func string(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) else {
+            return "\"" + text + "\""
+        }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -90,16 +93,31 @@ enum JSONText {
     /// An object of `members` (values already JSON), followed by the members of `object` (a JSON object's text) when
     /// given: `{"a":1}` and `{"b":2}` give `{"a":1,"b":2}`.
     static func object(_ members: [(String, String)], then object: String? = nil) -> String {
-        var inner = members.map { string($0.0) + ":" + $0.1 }.joined(separator: ",")
-        if let object {
-            // Stored JSON is written without spaces around it: its braces are its first and last bytes, and the
-            // members are what lies between (a copy of the text only when it was written otherwise).
-            let bare = object.utf8.first == UInt8(ascii: "{") && object.utf8.last == UInt8(ascii: "}")
-            let trimmed = bare ? Substring(object) : Substring(object.trimmingCharacters(in: .whitespacesAndNewlines))
-            let body = trimmed.hasPrefix("{") && trimmed.hasSuffix("}") ? trimmed.dropFirst().dropLast() : ""
-            if body.contains(where: { !$0.isWhitespace }) { inner += (inner.isEmpty ? "" : ",") + body }
+        var out = "{"
+        for (index, (name, value)) in members.enumerated() {
+            if index > 0 { out += "," }
+            out += string(name)
+            out += ":"
+            out += value
         }
-        return "{" + inner + "}"
+        if let object, let inner = innerMembers(of: object) {
+            if !members.isEmpty { out += "," }
+            out += inner
+        }
+        return out + "}"
+    }
+
+    /// What lies between the braces of a JSON object's text (JSON's whitespace allowed around it), or nil when the
+    /// object has no members or the text is not an object. Found on the text's bytes: the stored state and event are
+    /// kilobytes, copied once.
+    private static func innerMembers(of object: String) -> Substring? {
+        let bytes = object.utf8
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+        guard let open = bytes.firstIndex(where: { !isSpace($0) }), bytes[open] == UInt8(ascii: "{"),
+            let close = bytes.lastIndex(where: { !isSpace($0) }), close > open, bytes[close] == UInt8(ascii: "}")
+        else { return nil }
+        let inner = bytes[bytes.index(after: open)..<close]
+        return inner.contains(where: { !isSpace($0) }) ? Substring(inner) : nil
     }
 
     /// An instant (ms since 1970) as ISO 8601 with milliseconds, UTC (a format style is a value: one serves every call).

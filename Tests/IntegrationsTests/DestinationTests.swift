@@ -48,6 +48,20 @@ import Testing
         #expect(customer["state"] as? String == "active" && customer["customerId"] as? String == "cus_1")
     }
 
+    @Test(arguments: ["plain", #"say "hi""#, #"back\slash"#, "line\nbreak\ttab\r", "bell\u{07}", "é 😀 \u{2028}", ""])
+    func namesAreSentExactlyWhateverTheyHold(_ name: String) throws {
+        var event = Self.event()
+        event.appUserId = name
+        event.aliases = [name, "x"]
+        let text = WebhookDelivery.body(event)
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let customer = try #require((body["data"] as? [String: Any])?["customer"] as? [String: Any])
+        #expect(customer["appUserId"] as? String == name)
+        #expect(customer["aliases"] as? [String] == [name, "x"])
+        // No control character is written raw.
+        #expect(!text.unicodeScalars.contains { $0.value < 0x20 })
+    }
+
     @Test(arguments: ["{}", " { } ", "", "null"])
     func anEmptyOrMissingStateAddsNothing(_ state: String) throws {
         var event = Self.event()
