@@ -4,7 +4,7 @@
 #
 # 1. Delivery throughput: ~100,000 events recorded for a paused webhook destination (a fast local receiver that
 #    answers 204 and counts distinct webhook-ids), then the destination enabled: deliveries a second until every one
-#    is delivered.
+#    is delivered, and the CPU each delivery took meanwhile (the server's; PostgreSQL's on PostgreSQL).
 # 2. What the outbox adds to ingest: `server.sh`'s ingest (wrk POSTing new signed notifications) with one webhook
 #    destination, paused (the outbox's rows alone) and enabled (its worker delivering meanwhile, on the same cores),
 #    against no destination; the three alternated on fresh databases ROUNDS times (default 5), the median of the
@@ -81,6 +81,11 @@ now() { date +%s.%N; }
 
 ticks_per_second=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # $1 pid: its user and system CPU time, in clock ticks
+postgres_ticks() {  # every PostgreSQL process's user and system CPU time, in clock ticks (0 without PostgreSQL)
+    local total=0 pg
+    for pg in $(pgrep -x postgres || true); do total=$((total + $(cpu_ticks "$pg" 2> /dev/null || echo 0))); done
+    echo "$total"
+}
 
 for database in $databases; do
   if [[ " ${PHASES:-delivery cost} " == *" delivery "* ]]; then
@@ -105,22 +110,35 @@ for database in $databases; do
     [ "$waiting" -gt 0 ] || { echo "no deliveries were recorded: see $work/serve-outbox.log" >&2; exit 1; }
     recorded=$(sql "$database" "$target" "select count(*) from events")
     before=$(curl -sf "$receiver/count" | cut -d' ' -f1)
+    server_cpu=$(cpu_ticks "$pid")
+    database_cpu=$(postgres_ticks)
     started=$(now)
     curl -sf -X PATCH "http://127.0.0.1:$port/v1/apps/$app_id/integrations/$integration" -H "Authorization: Bearer $secret_key" \
         -H 'Content-Type: application/json' -d '{"enabled": true}' > /dev/null
+    # The receiver is asked first (counting in the database meanwhile would take PostgreSQL's CPU), then the database
+    # until every outcome is recorded.
+    while [ $(( $(curl -sf "$receiver/count" | cut -d' ' -f1) - before )) -lt "$waiting" ]; do sleep 0.2; done
     while [ "$(sql "$database" "$target" "select count(*) from deliveries where status = 'delivered'")" -lt "$waiting" ]; do sleep 0.2; done
     finished=$(now)
     after=$(curl -sf "$receiver/count")
+    server_cpu=$(( $(cpu_ticks "$pid") - server_cpu ))
+    database_cpu=$(( $(postgres_ticks) - database_cpu ))
     kill -TERM "$pid"; wait "$pid" || true
-    python3 - "$database" "$recorded" "$waiting" "$started" "$finished" "$before" "$after" "$total" "$ingest_started" "$ingest_finished" <<'PY'
+    python3 - "$database" "$recorded" "$waiting" "$started" "$finished" "$before" "$after" "$total" "$ingest_started" "$ingest_finished" \
+        "$server_cpu" "$database_cpu" "$ticks_per_second" <<'PY'
 import sys
-database, recorded, waiting, started, finished, before, after, total, ingest_started, ingest_finished = sys.argv[1:]
+database, recorded, waiting, started, finished, before, after, total, ingest_started, ingest_finished = sys.argv[1:11]
+server_ticks, database_ticks, hz = (int(x) for x in sys.argv[11:14])
 distinct, requests = (int(x) for x in after.split())
 seconds = float(finished) - float(started)
 ingest = float(ingest_finished) - float(ingest_started)
 print(f"[{database}] ingest of {total} notifications for a paused destination: {ingest:.0f} s ({int(total) / ingest:.0f}/s)")
 print(f"[{database}] outbox: {recorded} events recorded, {waiting} deliveries delivered in {seconds:.1f} s: "
       f"{int(waiting) / seconds:.0f} deliveries/s (receiver: {distinct - int(before)} new distinct ids, {requests} requests in all)")
+# The CPU each delivery took while only delivering (the figure that decides what delivering costs a busy server).
+per_delivery = lambda ticks: 1e6 * ticks / hz / int(waiting)
+print(f"[{database}] CPU per delivery: server {per_delivery(server_ticks):.0f} µs"
+      + (f", PostgreSQL {per_delivery(database_ticks):.0f} µs" if database == "postgres" else ""))
 PY
   fi
 
