@@ -92,39 +92,23 @@ struct WrittenEvent: Sendable {
     var retraction: Bool
 }
 
-/// An app's destinations as one sync of its events found them: who gets a delivery of each event written.
-struct Outbox: Sendable {
-    let appId: String
-    let destinations: [IntegrationRecord]
-    /// When the deliveries are written, and first due.
-    let now: Int64
-
-    init(app appId: String, destinations: [IntegrationRecord], at now: Int64) {
-        self.appId = appId
-        self.destinations = destinations
-        self.now = now
-    }
-
-    /// The ids of the destinations (enabled or paused: a paused destination's deliveries wait for it) that take an
-    /// event of this type in this environment.
-    func takers(type: String, environment: String) -> [String] {
-        destinations.filter { $0.takes(type: type, environment: environment) }.map(\.id)
-    }
-}
-
 extension StorageSession {
-    /// Writes one delivery per written event and destination that takes it, in the caller's transaction, in one
-    /// statement (SQLite; PostgreSQL writes them with the events). A second write of the same version is ignored.
-    func enqueueDeliveries(_ written: [WrittenEvent], outbox: Outbox) async throws {
+    /// Writes one delivery per written event and matching destination of the app (enabled or paused: a paused
+    /// destination's deliveries wait for it), in the caller's transaction. A second write of the same version is
+    /// ignored.
+    func enqueueDeliveries(app appId: String, written: [WrittenEvent], at now: Int64) async throws {
+        guard !written.isEmpty else { return }
+        let destinations = try await integrations(app: appId)
+        guard !destinations.isEmpty else { return }
         var rows: [any SQLExpression] = []
         for event in written {
-            for integrationId in outbox.takers(type: event.type, environment: event.environment) {
+            for destination in destinations where destination.takes(type: event.type, environment: event.environment) {
                 rows.append(
                     SQLGroupExpression(
                         SQLList([
-                            SQLBind(integrationId), SQLBind(event.seq), SQLBind(outbox.appId), SQLBind(event.eventId),
+                            SQLBind(destination.id), SQLBind(event.seq), SQLBind(appId), SQLBind(event.eventId),
                             SQLBind(event.retraction ? 1 : 0), SQLBind(DeliveryStatus.pending.rawValue), SQLLiteral.numeric("0"),
-                            SQLBind(outbox.now), SQLBind(outbox.now), SQLBind(outbox.now),
+                            SQLBind(now), SQLBind(now), SQLBind(now),
                         ])))
             }
         }

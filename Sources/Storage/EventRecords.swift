@@ -116,16 +116,12 @@ extension StorageSession {
             retraction.recordedAt = now
             return retraction
         }
-        guard !restored.isEmpty || !fresh.isEmpty || !retractions.isEmpty else { return (0, 0) }
-        // The app's destinations are read once, before the first row is written: on PostgreSQL each write of events
-        // writes their deliveries in the same statement; on SQLite they follow in one statement.
-        let outbox = Outbox(app: appId, destinations: try await integrations(app: appId), at: now)
         var written: [WrittenEvent] = []
-        for event in restored { written += try await moveToEnd(event, outbox: outbox) }
-        written += try await insertEvents(fresh, outbox: outbox)
+        for event in restored { written += try await moveToEnd(event) }
+        written += try await insertEvents(fresh)
         let recorded = written.count
-        for retraction in retractions { written += try await moveToEnd(retraction, outbox: outbox) }
-        if kind == .sqlite { try await enqueueDeliveries(written, outbox: outbox) }
+        for retraction in retractions { written += try await moveToEnd(retraction) }
+        try await enqueueDeliveries(app: appId, written: written, at: now)
         return (recorded, retractions.count)
     }
 
@@ -133,10 +129,10 @@ extension StorageSession {
     /// stream: a seq greater than any given before. (Deleting the row and inserting the version would not do on
     /// SQLite, where `seq` is the rowid: a deleted last row's seq is given again, and a reader or destination past it
     /// would never see the new version.)
-    private func moveToEnd(_ event: EventRecord, outbox: Outbox) async throws -> [WrittenEvent] {
+    private func moveToEnd(_ event: EventRecord) async throws -> [WrittenEvent] {
         let seq: any SQLExpression = kind == .postgres ? SQLRaw("DEFAULT") : SQLRaw("(SELECT max(seq) + 1 FROM events)")
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
-        return try await write(
+        return try await writtenEvents(
             """
             UPDATE events SET seq = \(seq), tx_order = \(txOrder), original_transaction_id = \(bind: event.originalTransactionId),
                 customer_id = \(bind: event.customerId), environment = \(bind: event.environment), type = \(bind: event.type),
@@ -144,11 +140,11 @@ extension StorageSession {
                 retracted_at = \(bind: event.retractedAt)
             WHERE app_id = \(bind: event.appId) AND event_id = \(bind: event.eventId)
             RETURNING seq, event_id, type, environment, retracted_at
-            """, [event], outbox: outbox)
+            """)
     }
 
     /// Inserts events in one statement; those already stored (by id) are left alone. Returns the new rows.
-    private func insertEvents(_ events: [EventRecord], outbox: Outbox) async throws -> [WrittenEvent] {
+    private func insertEvents(_ events: [EventRecord]) async throws -> [WrittenEvent] {
         guard !events.isEmpty else { return [] }
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
         let rows = SQLList(
@@ -160,40 +156,18 @@ extension StorageSession {
                         SQLBind(e.retractedAt), txOrder,
                     ]))
             })
-        return try await write(
+        return try await writtenEvents(
             """
             INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type, effective_at,
                 payload, recorded_at, retracted_at, tx_order)
             VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq, event_id, type, environment, retracted_at
-            """, events, outbox: outbox)
+            """)
     }
 
-    /// Runs a statement that writes some of `events` and returns their rows (seq, event_id, type, environment,
-    /// retracted_at). On PostgreSQL the same statement writes the written rows' deliveries (a data-modifying WITH): no
-    /// round trip of their own.
-    private func write(_ statement: SQLQueryString, _ events: [EventRecord], outbox: Outbox) async throws -> [WrittenEvent] {
-        let targets = events.flatMap { e in
-            outbox.takers(type: e.type, environment: e.environment).map { (eventId: e.eventId, integrationId: $0) }
-        }
-        let query: SQLQueryString
-        if kind == .postgres, !targets.isEmpty {
-            let pairs = SQLList(targets.map { SQLGroupExpression(SQLList([SQLBind($0.eventId), SQLBind($0.integrationId)])) })
-            query = """
-                WITH written AS (\(statement)),
-                queued AS (
-                    INSERT INTO deliveries (integration_id, event_seq, app_id, event_id, retraction, status, attempts,
-                        next_attempt_at, created_at, updated_at)
-                    SELECT t.integration_id, w.seq, \(bind: outbox.appId), w.event_id,
-                        CASE WHEN w.retracted_at IS NULL THEN 0 ELSE 1 END, 'pending', 0, \(bind: outbox.now), \(bind: outbox.now),
-                        \(bind: outbox.now)
-                    FROM written w JOIN (VALUES \(pairs)) AS t (event_id, integration_id) ON t.event_id = w.event_id
-                    ON CONFLICT (integration_id, event_seq) DO NOTHING)
-                SELECT seq, event_id, type, environment, retracted_at FROM written
-                """
-        } else {
-            query = statement
-        }
-        return try await sql.raw(query).all().map {
+    /// Runs a statement that writes events and returns the rows it wrote (seq, event_id, type, environment,
+    /// retracted_at).
+    private func writtenEvents(_ statement: SQLQueryString) async throws -> [WrittenEvent] {
+        try await sql.raw(statement).all().map {
             WrittenEvent(
                 seq: try $0.decode(column: "seq", as: Int64.self), eventId: try $0.decode(column: "event_id", as: String.self),
                 type: try $0.decode(column: "type", as: String.self), environment: try $0.decode(column: "environment", as: String.self),

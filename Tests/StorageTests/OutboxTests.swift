@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The outbox as events are synced: one delivery per written version of an event and destination that takes it, on
-/// both databases (PostgreSQL writes them in the events' own statement, SQLite in one of their own).
+/// both databases.
 @Suite("Outbox")
 struct OutboxTests {
     static func destination(_ id: String, events: [String]?, environments: [String], enabled: Bool = true) -> IntegrationRecord {
