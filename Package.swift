@@ -251,6 +251,7 @@ let package = Package(
                 .product(name: "OpenAPIKit", package: "OpenAPIKit"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "SQLKit", package: "sql-kit"),
+                .product(name: "Configuration", package: "swift-configuration"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -80,15 +80,16 @@ public struct StorekeeperCore: Sendable {
         let apps = AppRegistry(database: database, ttl: settings.cacheTTL, clock: clock)
         let cache = CustomerStateCache(ttl: settings.cacheTTL)
         let signal = OutboxSignal()
+        let activity = IngestActivity()
         let recomputer = StateRecomputer(database: database, cache: cache, outbox: signal)
         let apple = httpClient.map { AppleAPIAccess(httpClient: $0, logger: logger, metrics: metrics) }
         let notifications = NotificationIngestion(
-            database: database, recomputer: recomputer, metrics: metrics, clock: clock, logger: logger)
+            database: database, recomputer: recomputer, activity: activity, metrics: metrics, clock: clock, logger: logger)
         self.database = database
         self.apps = apps
         self.notifications = notifications
         self.purchases = PurchaseLinking(
-            database: database, recomputer: recomputer, cache: cache, metrics: metrics, clock: clock, appleAPI: apple)
+            database: database, recomputer: recomputer, cache: cache, activity: activity, metrics: metrics, clock: clock, appleAPI: apple)
         let customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
         self.customers = customers
         self.accountTokens = AccountTokens(database: database, clock: clock)
@@ -105,8 +106,8 @@ public struct StorekeeperCore: Sendable {
                 client: DeliveryTransport.sharedClient, policy: AddressPolicy(allowPrivate: settings.allowPrivateWebhooks)))
         self.integrations = IntegrationAdministration(database: database, registry: apps, sender: sender, signal: signal, clock: clock)
         self.deliveryWorker = DeliveryWorker(
-            database: database, registry: apps, sender: sender, signal: signal, metrics: metrics, logger: logger, clock: clock,
-            lease: settings.deliveryLease)
+            database: database, registry: apps, sender: sender, signal: signal, activity: activity, metrics: metrics, logger: logger,
+            clock: clock, lease: settings.deliveryLease, yield: settings.deliveryYield)
         let catalogs = ServingCatalogCache(database: database, customers: cache)
         self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
         self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)

@@ -16,6 +16,10 @@ import Storage
 /// turn is given back untried. A lease that runs out (a killed server) makes the
 /// rows due again: a delivery is sent at least once, with the same id every time.
 ///
+/// Deliveries give way to ingest: while notifications or purchases are being recorded, a lane rests after each batch
+/// in proportion to how busy ingest was (`yield`, at most `longestRest`), so a server saturated by Apple's
+/// notifications spends its cores on them first; what waits goes out as soon as ingest quietens.
+///
 /// On graceful shutdown requests in flight finish and are recorded; a batch claimed ahead is given back untried.
 ///
 /// All of it runs on `DeliveryThreads`, apart from the threads that answer requests.
@@ -24,11 +28,19 @@ public struct DeliveryWorker: Service {
     let registry: AppRegistry
     let sender: DeliverySender
     let signal: OutboxSignal
+    /// How busy ingest is: lanes give way to it (`yield`).
+    let activity: IngestActivity
     let metrics: ServerMetrics
     let logger: Logger
     let clock: @Sendable () -> Date
     /// How long a claimed batch may take before its rows are due again.
     let lease: Duration
+    /// While ingest is busy, how many times as long as a batch took a lane rests after it (scaled by ingest's busy
+    /// share; see `CoreSettings.deliveryYield`).
+    let yield: Double
+    /// The longest rest after one batch: a second, and well within a claim's lease (an eighth of it), so the batch
+    /// claimed meanwhile stays usable.
+    var longestRest: Duration
     /// How often due deliveries are looked for without a poke (retries come due this way).
     var pollInterval: Duration = .seconds(1)
     /// How often the queue's depth is measured for `/metrics`.
@@ -43,17 +55,20 @@ public struct DeliveryWorker: Service {
     private let lanes = NIOLockedValueBox(Set<String>())
 
     init(
-        database: StorageDatabase, registry: AppRegistry, sender: DeliverySender, signal: OutboxSignal, metrics: ServerMetrics,
-        logger: Logger, clock: @escaping @Sendable () -> Date, lease: Duration
+        database: StorageDatabase, registry: AppRegistry, sender: DeliverySender, signal: OutboxSignal, activity: IngestActivity,
+        metrics: ServerMetrics, logger: Logger, clock: @escaping @Sendable () -> Date, lease: Duration, yield: Double
     ) {
         self.database = database
         self.registry = registry
         self.sender = sender
         self.signal = signal
+        self.activity = activity
         self.metrics = metrics
         self.logger = logger
         self.clock = clock
         self.lease = lease
+        self.yield = yield
+        self.longestRest = min(.seconds(1), lease / 8)
     }
 
     private var now: Int64 { clock().millisecondsSince1970 }
@@ -132,6 +147,7 @@ public struct DeliveryWorker: Service {
                 integration: integration, bundleId: bundleId, destination: destination, schedule: schedule, limit: destination.claimLimit,
                 leaseMs: lease.wholeMilliseconds)
             var batch = try await claim(lane)
+            var ingest = activity.read()
             while let current = batch {
                 if Task.isShuttingDownGracefully {
                     try await release(current, lane)
@@ -147,6 +163,7 @@ public struct DeliveryWorker: Service {
                 // The next batch is claimed and read while this one is sent: the database's round trips overlap the
                 // requests instead of following them. Once the lane has caught up, it gathers for a moment first.
                 let gather = current.claimed.count < lane.limit ? gatherDelay : .zero
+                let started = ContinuousClock.now
                 async let following = claim(lane, after: gather)
                 let judged = await judge(current, lane, secrets: secretValues, pacer: &pacer)
                 try await record(judged, lane, token: current.token)
@@ -163,12 +180,29 @@ public struct DeliveryWorker: Service {
                     logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
                     return
                 }
+                await giveWay(after: .now - started, since: &ingest)
                 batch = next
             }
         } catch {
             // The claimed rows come back when their lease ends.
             logger.warning("a delivery batch failed", metadata: ["integration": "\(id)", "error": "\(error)"])
         }
+    }
+
+    /// After a batch that took `worked`: rests `yield` times as long, scaled by the share of the time since the last
+    /// batch during which notifications or purchases were being ingested (at most `longestRest`), so that a busy
+    /// server's cores go to recording what Apple says first. With nothing ingested, the next batch follows at once.
+    private func giveWay(after worked: Duration, since reading: inout IngestActivity.Reading) async {
+        let rest = Self.rest(after: worked, busyShare: activity.busyShare(since: reading), yield: yield, longest: longestRest)
+        reading = activity.read()
+        guard rest > .zero else { return }
+        try? await cancelWhenGracefulShutdown { try await Task.sleep(for: rest) }
+    }
+
+    /// `yield` × `busyShare` times `worked`, at most `longest`; nothing when ingest was idle or `yield` is 0.
+    static func rest(after worked: Duration, busyShare: Double, yield: Double, longest: Duration) -> Duration {
+        guard yield > 0, busyShare > 0, worked > .zero else { return .zero }
+        return min(longest, worked * (yield * busyShare))
     }
 
     /// What a lane sends to, and how.

@@ -18,12 +18,18 @@ public enum NotificationOutcome: String, Sendable {
 public struct NotificationIngestion: Sendable {
     let database: StorageDatabase
     let recomputer: StateRecomputer
+    /// Counts the time spent here as ingest, which deliveries give way to.
+    let activity: IngestActivity
     let metrics: ServerMetrics
     let clock: @Sendable () -> Date
     let logger: Logger
 
     /// Verifies and applies one signed notification (the webhook's body) for the app.
     public func ingest(_ signedPayload: String, app: AppRuntime) async throws -> NotificationOutcome {
+        try await activity.measure { try await verifyAndApply(signedPayload, app: app) }
+    }
+
+    private func verifyAndApply(_ signedPayload: String, app: AppRuntime) async throws -> NotificationOutcome {
         let verified: VerifiedNotification
         do {
             verified = try await app.verifyNotification(signedPayload)

@@ -28,6 +28,8 @@ public struct PurchaseLinking: Sendable {
     let database: StorageDatabase
     let recomputer: StateRecomputer
     let cache: CustomerStateCache
+    /// Counts verifying and recording as ingest, which deliveries give way to (not the wait for Apple's history).
+    let activity: IngestActivity
     let metrics: ServerMetrics
     let clock: @Sendable () -> Date
     /// Pulls Apple's history behind a posted purchase; nil leaves Apple alone.
@@ -38,7 +40,7 @@ public struct PurchaseLinking: Sendable {
     public func post(_ posted: PostedPurchase, app: AppRuntime, appUserId: String) async throws -> LinkedPurchase {
         let appUserId = try AppUserIds.validate(appUserId, posting: true)
         let now = clock().millisecondsSince1970
-        var transactions = try await verifiedTransactions(posted, app: app, now: now)
+        var transactions = try await activity.measure { try await verifiedTransactions(posted, app: app, now: now) }
         var renewals: [RenewalInfoRecord] = []
         if let appleAPI, app.config.serverAPI != nil, let any = transactions.first {
             let pulled = await appleAPI.history(
@@ -48,16 +50,19 @@ public struct PurchaseLinking: Sendable {
         }
         let facts = (transactions: transactions, renewals: renewals)
         let recomputer = self.recomputer
-        let linked = try await database.writing { session -> Linked in
-            var linked = try await Self.link(
-                originalTransactionIds: Set(facts.transactions.map(\.originalTransactionId)).sorted(), to: appUserId, app: app,
-                session: session, now: now)
-            for transaction in facts.transactions { try await session.insert(transaction) }
-            for renewal in facts.renewals { try await session.insert(renewal) }
-            for id in [linked.customerId] + linked.previousOwners.sorted() {
-                linked.recomputed.append(try await recomputer.lockAndRecompute(session, app: app, customerId: id, now: now))
+        let database = self.database
+        let linked = try await activity.measure {
+            try await database.writing { session -> Linked in
+                var linked = try await Self.link(
+                    originalTransactionIds: Set(facts.transactions.map(\.originalTransactionId)).sorted(), to: appUserId, app: app,
+                    session: session, now: now)
+                for transaction in facts.transactions { try await session.insert(transaction) }
+                for renewal in facts.renewals { try await session.insert(renewal) }
+                for id in [linked.customerId] + linked.previousOwners.sorted() {
+                    linked.recomputed.append(try await recomputer.lockAndRecompute(session, app: app, customerId: id, now: now))
+                }
+                return linked
             }
-            return linked
         }
         linked.recomputed.forEach(recomputer.committed)
         if linked.merged { cache.forgetCustomerIds(app: app.id) }

@@ -27,6 +27,7 @@ public struct CoreSettings: Sendable {
         public static let cacheTTL = "storekeeper.cache.ttl"
         public static let allowPrivateWebhooks = "storekeeper.allow.private.webhooks"
         public static let deliveryLease = "storekeeper.delivery.lease"
+        public static let deliveryYield = "storekeeper.delivery.yield"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -44,6 +45,11 @@ public struct CoreSettings: Sendable {
     /// How long a delivery worker holds a claimed batch before its rows are due again (a killed server's come back
     /// after this). Longer than a batch can take: four rounds of 15-second requests.
     public var deliveryLease: Duration = .seconds(120)
+    /// How much deliveries give way to ingest: while notifications and purchases are being recorded all the time, a
+    /// delivery lane rests this many times as long as each batch took (in proportion to how busy ingest was), so that
+    /// at most 1 / (1 + yield) of its pace competes with ingest for the cores. What waits is delivered once ingest
+    /// quietens. 0 delivers at full pace whatever ingest is doing.
+    public var deliveryYield: Double = 3
 
     /// The defaults.
     public init() {}
@@ -69,6 +75,12 @@ public struct CoreSettings: Sendable {
         if let seconds = try Self.seconds(reader, Key.deliveryLease) {
             guard seconds >= 1 else { throw SettingError(key: Key.deliveryLease, "at least 1 second") }
             deliveryLease = .seconds(seconds)
+        }
+        if let text = reader.string(forKey: ConfigKey(Key.deliveryYield)) {
+            guard let value = Double(text), value.isFinite, (0...100).contains(value) else {
+                throw SettingError(key: Key.deliveryYield, "a number from 0 to 100, not '\(text)'")
+            }
+            deliveryYield = value
         }
     }
 

@@ -1,0 +1,100 @@
+import Configuration
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import StorekeeperCore
+
+/// How deliveries give way to ingest: the busy time ingest is measured by, and the rest a lane takes after a batch.
+@Suite("Deliveries give way to ingest")
+struct DeliveryYieldTests {
+    /// A clock the test moves by hand.
+    final class ManualClock: Sendable {
+        private let instant = NIOLockedValueBox(ContinuousClock.now)
+        var now: ContinuousClock.Instant { instant.withLockedValue { $0 } }
+        func advance(_ duration: Duration) { instant.withLockedValue { $0 += duration } }
+    }
+
+    @Test("busy time is the time with at least one ingest running, overlapping ones counted once")
+    func busyTimeIsTheUnionOfIngests() async {
+        let clock = ManualClock()
+        let activity = IngestActivity(now: { clock.now })
+        let start = activity.read()
+        clock.advance(.milliseconds(10))
+        #expect(activity.busyShare(since: start) == 0)
+        await activity.measure {
+            clock.advance(.milliseconds(20))
+            // A second ingest while the first runs adds no busy time of its own.
+            await activity.measure { clock.advance(.milliseconds(30)) }
+            clock.advance(.milliseconds(10))
+        }
+        clock.advance(.milliseconds(30))
+        // 60 ms busy of 100.
+        #expect(activity.busyTime == .milliseconds(60))
+        #expect(abs(activity.busyShare(since: start) - 0.6) < 1e-9)
+        let later = activity.read()
+        clock.advance(.milliseconds(50))
+        #expect(activity.busyShare(since: later) == 0)
+    }
+
+    @Test("an ingest still running counts up to now, and one that fails counts too")
+    func runningAndFailedIngestsCount() async throws {
+        let clock = ManualClock()
+        let activity = IngestActivity(now: { clock.now })
+        let start = activity.read()
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await activity.measure {
+                clock.advance(.milliseconds(40))
+                throw Refused()
+            }
+        }
+        clock.advance(.milliseconds(60))
+        #expect(abs(activity.busyShare(since: start) - 0.4) < 1e-9)
+        let (entered, release) = AsyncStream.makeStream(of: Void.self)
+        let (gate, open) = AsyncStream.makeStream(of: Void.self)
+        let running = Task {
+            await activity.measure {
+                release.yield()
+                for await _ in gate { break }
+            }
+        }
+        for await _ in entered { break }
+        let during = activity.read()
+        clock.advance(.milliseconds(25))
+        #expect(activity.busyShare(since: during) == 1)
+        open.yield()
+        await running.value
+        #expect(activity.busyTime == .milliseconds(65))
+    }
+
+    @Test("a lane rests yield × busy share × its batch's time, at most the longest rest, and not at all when ingest is idle")
+    func restAfterABatch() {
+        let batch = Duration.milliseconds(100)
+        #expect(DeliveryWorker.rest(after: batch, busyShare: 1, yield: 3, longest: .seconds(1)) == .milliseconds(300))
+        #expect(DeliveryWorker.rest(after: batch, busyShare: 0.5, yield: 3, longest: .seconds(1)) == .milliseconds(150))
+        #expect(DeliveryWorker.rest(after: batch, busyShare: 0, yield: 3, longest: .seconds(1)) == .zero)
+        #expect(DeliveryWorker.rest(after: batch, busyShare: 1, yield: 0, longest: .seconds(1)) == .zero)
+        #expect(DeliveryWorker.rest(after: .seconds(2), busyShare: 1, yield: 3, longest: .seconds(1)) == .seconds(1))
+    }
+
+    @Test("STOREKEEPER_DELIVERY_YIELD is a number from 0 to 100, 3 unless set; anything else is refused by name")
+    func yieldSetting() throws {
+        func settings(_ yield: String?) throws(SettingError) -> CoreSettings {
+            var values: [AbsoluteConfigKey: ConfigValue] = [:]
+            if let yield {
+                values[AbsoluteConfigKey(stringLiteral: CoreSettings.Key.deliveryYield)] = ConfigValue(.string(yield), isSecret: false)
+            }
+            return try CoreSettings(reader: ConfigReader(providers: [InMemoryProvider(name: "test", values: values)]))
+        }
+        #expect(try settings(nil).deliveryYield == 3)
+        #expect(try settings("0").deliveryYield == 0)
+        #expect(try settings("1.5").deliveryYield == 1.5)
+        for refused in ["-1", "101", "nan", "inf", "fast"] {
+            #expect {
+                _ = try settings(refused)
+            } throws: { error in
+                (error as? SettingError)?.key == "storekeeper.delivery.yield" && "\(error)".contains("'\(refused)'")
+            }
+        }
+    }
+}
