@@ -3,7 +3,7 @@ import NIOConcurrencyHelpers
 /// How busy the server is recording what Apple and the apps tell it: the time during which at least one notification
 /// or purchase post was being ingested. The delivery worker reads it to give way to ingest (`DeliveryWorker.yield`):
 /// an event's delivery can wait a moment, the notification it comes from should not.
-public final class IngestActivity: Sendable {
+final class IngestActivity: Sendable {
     private struct State {
         var inFlight = 0
         var busySince: ContinuousClock.Instant?
@@ -13,7 +13,7 @@ public final class IngestActivity: Sendable {
     private let now: @Sendable () -> ContinuousClock.Instant
 
     /// `now` is the clock busy time is measured with (tests set it).
-    public init(now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
+    init(now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.now = now
     }
 
