@@ -167,6 +167,7 @@ public struct DeliveryWorker: Service {
                 async let following = claim(lane, after: gather)
                 let judged = await judge(current, lane, secrets: secretValues, pacer: &pacer)
                 try await record(judged, lane, token: current.token)
+                let recorded = ContinuousClock.now
                 let next = try await following
                 if let disable = judged.disable {
                     if let next { try await release(next, lane) }
@@ -180,7 +181,7 @@ public struct DeliveryWorker: Service {
                     logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
                     return
                 }
-                await giveWay(after: .now - started, since: &ingest)
+                await giveWay(worked: recorded - started, idle: .now - recorded, since: &ingest)
                 batch = next
             }
         } catch {
@@ -189,20 +190,24 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// After a batch that took `worked`: rests `yield` times as long, scaled by the share of the time since the last
-    /// batch during which notifications or purchases were being ingested (at most `longestRest`), so that a busy
-    /// server's cores go to recording what Apple says first. With nothing ingested, the next batch follows at once.
-    private func giveWay(after worked: Duration, since reading: inout IngestActivity.Reading) async {
-        let rest = Self.rest(after: worked, busyShare: activity.busyShare(since: reading), yield: yield, longest: longestRest)
+    /// After a batch sent and recorded in `worked`, and `idle` spent waiting for the next claim (a caught-up lane's
+    /// gathering): rests until the lane has been idle `yield` times as long as it worked, scaled by the share of the
+    /// time since the last batch during which notifications or purchases were being ingested (at most `longestRest`),
+    /// so that a busy server's cores go to recording what Apple says first. With nothing ingested, the next batch
+    /// follows at once.
+    private func giveWay(worked: Duration, idle: Duration, since reading: inout IngestActivity.Reading) async {
+        let rest = Self.rest(
+            worked: worked, idle: idle, busyShare: activity.busyShare(since: reading), yield: yield, longest: longestRest)
         reading = activity.read()
         guard rest > .zero else { return }
         try? await cancelWhenGracefulShutdown { try await Task.sleep(for: rest) }
     }
 
-    /// `yield` × `busyShare` times `worked`, at most `longest`; nothing when ingest was idle or `yield` is 0.
-    static func rest(after worked: Duration, busyShare: Double, yield: Double, longest: Duration) -> Duration {
+    /// `yield` × `busyShare` times `worked` (at most `longest`), less the `idle` time already spent; nothing when
+    /// ingest was idle or `yield` is 0.
+    static func rest(worked: Duration, idle: Duration, busyShare: Double, yield: Double, longest: Duration) -> Duration {
         guard yield > 0, busyShare > 0, worked > .zero else { return .zero }
-        return min(longest, worked * (yield * busyShare))
+        return max(.zero, min(longest, worked * (yield * busyShare)) - idle)
     }
 
     /// What a lane sends to, and how.

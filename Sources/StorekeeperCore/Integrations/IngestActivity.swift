@@ -40,19 +40,20 @@ final class IngestActivity: Sendable {
         }
     }
 
-    /// The busy time since the server started, up to now.
-    var busyTime: Duration {
-        let now = now()
-        return state.withLockedValue { state in state.busyBefore + (state.busySince.map { now - $0 } ?? .zero) }
-    }
-
     /// A reading of the busy time, to compare a later one with.
     struct Reading: Sendable {
         let at: ContinuousClock.Instant
+        /// The busy time since the server started, up to `at`.
         let busy: Duration
     }
 
-    func read() -> Reading { Reading(at: now(), busy: busyTime) }
+    func read() -> Reading {
+        let now = now()
+        return Reading(at: now, busy: state.withLockedValue { $0.busyBefore + ($0.busySince.map { now - $0 } ?? .zero) })
+    }
+
+    /// The busy time since the server started, up to now.
+    var busyTime: Duration { read().busy }
 
     /// The share of the time between `earlier` and now during which something was ingested, from 0 to 1.
     func busyShare(since earlier: Reading) -> Double {

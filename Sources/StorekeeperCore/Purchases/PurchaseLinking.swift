@@ -50,7 +50,6 @@ public struct PurchaseLinking: Sendable {
         }
         let facts = (transactions: transactions, renewals: renewals)
         let recomputer = self.recomputer
-        let database = self.database
         let linked = try await activity.measure {
             try await database.writing { session -> Linked in
                 var linked = try await Self.link(
