@@ -83,45 +83,7 @@ public struct OutboxDepth: Sendable, Hashable {
     public var oldestCreatedAt: Int64?
 }
 
-/// An event version just written, which the app's destinations get a delivery of.
-struct WrittenEvent: Sendable {
-    var seq: Int64
-    var eventId: String
-    var type: String
-    var environment: String
-    var retraction: Bool
-}
-
 extension StorageSession {
-    /// Writes one delivery per written event and matching destination of the app (enabled or paused: a paused
-    /// destination's deliveries wait for it), in the caller's transaction. A second write of the same version is
-    /// ignored.
-    func enqueueDeliveries(app appId: String, written: [WrittenEvent], at now: Int64) async throws {
-        guard !written.isEmpty else { return }
-        let destinations = try await integrations(app: appId)
-        guard !destinations.isEmpty else { return }
-        var rows: [any SQLExpression] = []
-        for event in written {
-            for destination in destinations where destination.takes(type: event.type, environment: event.environment) {
-                rows.append(
-                    SQLGroupExpression(
-                        SQLList([
-                            SQLBind(destination.id), SQLBind(event.seq), SQLBind(appId), SQLBind(event.eventId),
-                            SQLBind(event.retraction ? 1 : 0), SQLBind(DeliveryStatus.pending.rawValue), SQLLiteral.numeric("0"),
-                            SQLBind(now), SQLBind(now), SQLBind(now),
-                        ])))
-            }
-        }
-        guard !rows.isEmpty else { return }
-        try await sql.raw(
-            """
-            INSERT INTO deliveries (integration_id, event_seq, app_id, event_id, retraction, status, attempts, next_attempt_at,
-                created_at, updated_at)
-            VALUES \(SQLList(rows)) ON CONFLICT (integration_id, event_seq) DO NOTHING
-            """
-        ).run()
-    }
-
     private static let deliveryColumns = [
         "integration_id", "event_seq", "app_id", "event_id", "retraction", "status", "attempts", "next_attempt_at",
         "first_attempt_at", "created_at", "updated_at", "last_status", "last_response", "last_latency_ms", "last_error",

@@ -80,8 +80,9 @@ public struct EventRecord: Sendable, Hashable {
 extension StorageSession {
     /// Makes the stored events of some original transactions in one environment match `derived`, the events the
     /// facts give now: new ones are recorded, stored ones that are no longer derived are retracted, and retracted ones
-    /// derived again are restored. Each change is a new row at the end of the stream, and each gets a delivery for
-    /// every destination of the app that takes it (the outbox, in this same transaction). Returns what changed.
+    /// derived again are restored. Each change is a new row at the end of the stream, recorded at `now`, and each gets
+    /// a delivery for every destination of the app that takes it (the outbox, written by the statement that writes the
+    /// event: ``OutboxTriggers``). Returns what changed.
     @discardableResult
     public func syncEvents(
         app appId: String, environment: String, originalTransactionIds: [String], derived: [EventRecord], at now: Int64
@@ -102,8 +103,9 @@ extension StorageSession {
         var restored: [EventRecord] = []
         var fresh: [EventRecord] = []
         var derivedIds = Set<String>()
-        for event in derived {
+        for var event in derived {
             derivedIds.insert(event.eventId)
+            event.recordedAt = now  // when this version is written, whatever the caller set: its deliveries are due then
             if let stored = existing[event.eventId] {
                 if stored.retractedAt != nil { restored.append(event) }
             } else {
@@ -116,12 +118,10 @@ extension StorageSession {
             retraction.recordedAt = now
             return retraction
         }
-        var written: [WrittenEvent] = []
-        for event in restored { written += try await moveToEnd(event) }
-        written += try await insertEvents(fresh)
-        let recorded = written.count
-        for retraction in retractions { written += try await moveToEnd(retraction) }
-        try await enqueueDeliveries(app: appId, written: written, at: now)
+        var recorded = 0
+        for event in restored { recorded += try await moveToEnd(event) }
+        recorded += try await insertEvents(fresh)
+        for retraction in retractions { try await moveToEnd(retraction) }
         return (recorded, retractions.count)
     }
 
@@ -129,7 +129,8 @@ extension StorageSession {
     /// stream: a seq greater than any given before. (Deleting the row and inserting the version would not do on
     /// SQLite, where `seq` is the rowid: a deleted last row's seq is given again, and a reader or destination past it
     /// would never see the new version.)
-    private func moveToEnd(_ event: EventRecord) async throws -> [WrittenEvent] {
+    @discardableResult
+    private func moveToEnd(_ event: EventRecord) async throws -> Int {
         let seq: any SQLExpression = kind == .postgres ? SQLRaw("DEFAULT") : SQLRaw("(SELECT max(seq) + 1 FROM events)")
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
         return try await writtenEvents(
@@ -139,13 +140,13 @@ extension StorageSession {
                 effective_at = \(bind: event.effectiveAt), payload = \(bind: event.payload), recorded_at = \(bind: event.recordedAt),
                 retracted_at = \(bind: event.retractedAt)
             WHERE app_id = \(bind: event.appId) AND event_id = \(bind: event.eventId)
-            RETURNING seq, event_id, type, environment, retracted_at
+            RETURNING seq
             """)
     }
 
-    /// Inserts events in one statement; those already stored (by id) are left alone. Returns the new rows.
-    private func insertEvents(_ events: [EventRecord]) async throws -> [WrittenEvent] {
-        guard !events.isEmpty else { return [] }
+    /// Inserts events in one statement; those already stored (by id) are left alone. Returns how many were new.
+    private func insertEvents(_ events: [EventRecord]) async throws -> Int {
+        guard !events.isEmpty else { return 0 }
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
         let rows = SQLList(
             events.map { e in
@@ -160,19 +161,14 @@ extension StorageSession {
             """
             INSERT INTO events (app_id, event_id, original_transaction_id, customer_id, environment, type, effective_at,
                 payload, recorded_at, retracted_at, tx_order)
-            VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq, event_id, type, environment, retracted_at
+            VALUES \(rows) ON CONFLICT (app_id, event_id) DO NOTHING RETURNING seq
             """)
     }
 
-    /// Runs a statement that writes events and returns the rows it wrote (seq, event_id, type, environment,
-    /// retracted_at).
-    private func writtenEvents(_ statement: SQLQueryString) async throws -> [WrittenEvent] {
-        try await sql.raw(statement).all().map {
-            WrittenEvent(
-                seq: try $0.decode(column: "seq", as: Int64.self), eventId: try $0.decode(column: "event_id", as: String.self),
-                type: try $0.decode(column: "type", as: String.self), environment: try $0.decode(column: "environment", as: String.self),
-                retraction: try $0.decode(column: "retracted_at", as: Int64?.self) != nil)
-        }
+    /// Runs a statement that writes events (`RETURNING seq`) and returns how many rows it wrote. Their deliveries are
+    /// written by the statement itself (``OutboxTriggers``).
+    private func writtenEvents(_ statement: SQLQueryString) async throws -> Int {
+        try await sql.raw(statement).all().count
     }
 
     /// The current rows of these events of an app (by event id), whatever version the caller names them by.

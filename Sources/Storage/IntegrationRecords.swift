@@ -37,11 +37,6 @@ public struct IntegrationRecord: Sendable, Hashable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
-
-    /// Whether an event of this type in this environment goes to this destination.
-    public func takes(type: String, environment: String) -> Bool {
-        environments.contains(environment) && (events?.contains(type) ?? true)
-    }
 }
 
 extension StorageSession {

@@ -384,5 +384,10 @@ public enum Schema {
         Migration(version: 11, name: "the summary's update trigger only for updates of the columns it sums (SQLite)") { db in
             try await LedgerSummary.limitUpdateTrigger(db)
         },
+        // Deliveries written by triggers on events (OutboxTriggers) rather than by a statement of each ingest's own.
+        // Servers of an earlier version write them too (the same rows, which the second write leaves alone).
+        Migration(version: 12, name: "the outbox written by triggers on events") { db in
+            try await OutboxTriggers.create(db)
+        },
     ]
 }
