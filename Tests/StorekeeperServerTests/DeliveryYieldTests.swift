@@ -80,7 +80,7 @@ struct DeliveryYieldTests {
         #expect(DeliveryWorker.rest(worked: batch, idle: .milliseconds(400), busyShare: 1, yield: 3, longest: .seconds(1)) == .zero)
     }
 
-    @Test("STOREKEEPER_DELIVERY_YIELD is a number from 0 to 100, 3 unless set; anything else is refused by name")
+    @Test("STOREKEEPER_DELIVERY_YIELD is a number from 0 to 100, 10 unless set; anything else is refused by name")
     func yieldSetting() throws {
         func settings(_ yield: String?) throws(SettingError) -> CoreSettings {
             var values: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -89,7 +89,7 @@ struct DeliveryYieldTests {
             }
             return try CoreSettings(reader: ConfigReader(providers: [InMemoryProvider(name: "test", values: values)]))
         }
-        #expect(try settings(nil).deliveryYield == 3)
+        #expect(try settings(nil).deliveryYield == 10)
         #expect(try settings("0").deliveryYield == 0)
         #expect(try settings("1.5").deliveryYield == 1.5)
         for refused in ["-1", "101", "nan", "inf", "fast"] {
