@@ -241,16 +241,9 @@ public enum LedgerSummary {
                 ),
                 ("DELETE", "OLD TABLE AS replaced", "SELECT -1, \(names) FROM replaced"),
             ] {
-                let name = "ledger_summary_" + event.lowercased()
-                try await db.raw(
-                    "CREATE FUNCTION \(unsafeRaw: name)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \(unsafeRaw: insert + rows); RETURN NULL; END $$"
-                ).run()
-                try await db.raw(
-                    """
-                    CREATE TRIGGER \(unsafeRaw: name) AFTER \(unsafeRaw: event) ON ledger REFERENCING \(unsafeRaw: tables)
-                    FOR EACH STATEMENT EXECUTE FUNCTION \(unsafeRaw: name)()
-                    """
-                ).run()
+                try await StatementTrigger.create(
+                    db, name: "ledger_summary_" + event.lowercased(), after: event, on: "ledger", referencing: tables,
+                    body: insert + rows + ";")
             }
             return
         }

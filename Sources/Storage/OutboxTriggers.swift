@@ -54,19 +54,9 @@ enum OutboxTriggers {
                     "(SELECT w.* FROM written w JOIN replaced r USING (app_id, event_id) WHERE w.seq <> r.seq)"
                 ),
             ] {
-                let name = "events_outbox_" + event.lowercased()
-                try await db.raw(
-                    """
-                    CREATE FUNCTION \(unsafeRaw: name)() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-                    \(unsafeRaw: insert(from: source, row: "e", postgres: true)); RETURN NULL; END $$
-                    """
-                ).run()
-                try await db.raw(
-                    """
-                    CREATE TRIGGER \(unsafeRaw: name) AFTER \(unsafeRaw: event) ON events REFERENCING \(unsafeRaw: tables)
-                    FOR EACH STATEMENT EXECUTE FUNCTION \(unsafeRaw: name)()
-                    """
-                ).run()
+                try await StatementTrigger.create(
+                    db, name: "events_outbox_" + event.lowercased(), after: event, on: "events", referencing: tables,
+                    body: insert(from: source, row: "e", postgres: true) + ";")
             }
             return
         }

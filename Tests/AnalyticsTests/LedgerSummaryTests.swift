@@ -262,7 +262,7 @@ struct LedgerSummaryTests {
         arguments: TestDatabase.available)
     func changesOutsideTheSums(_ kind: TestDatabase) async throws {
         try await LedgerFormulaTests.withDatabase(kind, migrations: Schema.migrations.filter { $0.version < 11 }) { database in
-            let migrated = try await Migrator(database: database, migrations: Schema.migrations).migrate()
+            let migrated = try await Migrator(database: database, migrations: Schema.migrations.filter { $0.version <= 11 }).migrate()
             #expect(migrated.map(\.version) == [11])
             if kind == .sqlite {
                 let trigger = try await database.reading {
