@@ -27,7 +27,7 @@ struct DeliveryYieldTests {
         }
         clock.set(clock.now + 30)
         // 60 ms busy of 100.
-        #expect(activity.busyTime == .milliseconds(60))
+        #expect(activity.read().busy == .milliseconds(60))
         #expect(abs(activity.busyShare(since: start) - 0.6) < 1e-9)
         let later = activity.read()
         clock.set(clock.now + 50)
@@ -62,7 +62,7 @@ struct DeliveryYieldTests {
         #expect(activity.busyShare(since: during) == 1)
         open.yield()
         await running.value
-        #expect(activity.busyTime == .milliseconds(65))
+        #expect(activity.read().busy == .milliseconds(65))
     }
 
     @Test("a lane rests yield × busy share × its batch's time, at most the longest rest, and not at all when ingest is idle")

@@ -163,11 +163,12 @@ public struct DeliveryWorker: Service {
                 // The next batch is claimed and read while this one is sent: the database's round trips overlap the
                 // requests instead of following them. Once the lane has caught up, it gathers for a moment first.
                 let gather = current.claimed.count < lane.limit ? gatherDelay : .zero
-                let started = ContinuousClock.now
+                // Timed on the clock ingest's busy share is measured with.
+                let started = activity.now()
                 async let following = claim(lane, after: gather)
                 let judged = await judge(current, lane, secrets: secretValues, pacer: &pacer)
                 try await record(judged, lane, token: current.token)
-                let recorded = ContinuousClock.now
+                let recorded = activity.now()
                 let next = try await following
                 if let disable = judged.disable {
                     if let next { try await release(next, lane) }
@@ -181,7 +182,7 @@ public struct DeliveryWorker: Service {
                     logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
                     return
                 }
-                await giveWay(worked: recorded - started, idle: .now - recorded, since: &ingest)
+                await giveWay(worked: recorded - started, idle: activity.now() - recorded, since: &ingest)
                 batch = next
             }
         } catch {

@@ -10,9 +10,10 @@ final class IngestActivity: Sendable {
         var busyBefore: Duration = .zero
     }
     private let state = NIOLockedValueBox(State())
-    private let now: @Sendable () -> ContinuousClock.Instant
+    /// The clock busy time is measured with (tests set it), which the delivery worker times its batches with too.
+    let now: @Sendable () -> ContinuousClock.Instant
 
-    /// `now` is the clock busy time is measured with (tests set it).
+    /// `now` is the clock busy time is measured with.
     init(now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }) {
         self.now = now
     }
@@ -51,9 +52,6 @@ final class IngestActivity: Sendable {
         let now = now()
         return Reading(at: now, busy: state.withLockedValue { $0.busyBefore + ($0.busySince.map { now - $0 } ?? .zero) })
     }
-
-    /// The busy time since the server started, up to now.
-    var busyTime: Duration { read().busy }
 
     /// The share of the time between `earlier` and now during which something was ingested, from 0 to 1.
     func busyShare(since earlier: Reading) -> Double {
