@@ -119,29 +119,34 @@ extension StorageSession {
             return retraction
         }
         var recorded = 0
-        for event in restored { recorded += try await moveToEnd(event) }
+        for event in restored { recorded += try await moveToEnd(event, counted: true) }
         recorded += try await insertEvents(fresh)
-        for retraction in retractions { try await moveToEnd(retraction) }
+        for retraction in retractions { try await moveToEnd(retraction, counted: false) }
         return (recorded, retractions.count)
     }
 
     /// Writes a new version of a stored event (restored, or retracted) over its row, which moves to the end of the
     /// stream: a seq greater than any given before. (Deleting the row and inserting the version would not do on
     /// SQLite, where `seq` is the rowid: a deleted last row's seq is given again, and a reader or destination past it
-    /// would never see the new version.)
-    @discardableResult
-    private func moveToEnd(_ event: EventRecord) async throws -> Int {
+    /// would never see the new version.) Answers how many rows it wrote when `counted`, 0 otherwise (without asking the
+    /// database to return them).
+    private func moveToEnd(_ event: EventRecord, counted: Bool) async throws -> Int {
         let seq: any SQLExpression = kind == .postgres ? SQLRaw("DEFAULT") : SQLRaw("(SELECT max(seq) + 1 FROM events)")
         let txOrder: any SQLExpression = kind == .postgres ? SQLRaw("txid_current()") : SQLLiteral.numeric("0")
-        return try await writtenEvents(
+        var update: SQLQueryString =
             """
             UPDATE events SET seq = \(seq), tx_order = \(txOrder), original_transaction_id = \(bind: event.originalTransactionId),
                 customer_id = \(bind: event.customerId), environment = \(bind: event.environment), type = \(bind: event.type),
                 effective_at = \(bind: event.effectiveAt), payload = \(bind: event.payload), recorded_at = \(bind: event.recordedAt),
                 retracted_at = \(bind: event.retractedAt)
             WHERE app_id = \(bind: event.appId) AND event_id = \(bind: event.eventId)
-            RETURNING seq
-            """)
+            """
+        guard counted else {
+            try await sql.raw(update).run()
+            return 0
+        }
+        update.appendInterpolation(unsafeRaw: " RETURNING seq")
+        return try await writtenEvents(update)
     }
 
     /// Inserts events in one statement; those already stored (by id) are left alone. Returns how many were new.
