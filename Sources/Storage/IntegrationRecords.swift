@@ -116,6 +116,13 @@ extension StorageSession {
         ).all().map(Self.integrationRecord)
     }
 
+    /// The apps with at least one enabled destination.
+    public func appsWithEnabledDestinations() async throws -> Set<String> {
+        Set(
+            try await sql.raw("SELECT DISTINCT app_id FROM integrations WHERE enabled = 1").all()
+                .map { try $0.decode(column: "app_id", as: String.self) })
+    }
+
     /// A destination's secrets document.
     public func integrationSecrets(id: String) async throws -> String? {
         try await sql.select().column("secrets").from("integration_secrets").where("integration_id", .equal, id).first()

@@ -9,7 +9,7 @@ import Storage
 public struct StateRecomputer: Sendable {
     let database: StorageDatabase
     let cache: CustomerStateCache
-    /// Woken after each commit: the events it recorded may have deliveries to send.
+    /// Woken after each commit of an app with an enabled destination: the events it recorded may have deliveries to send.
     let outbox: OutboxSignal
 
     /// Recomputes one customer in each of the app's environments, inside the caller's transaction (which must have
@@ -54,7 +54,7 @@ public struct StateRecomputer: Sendable {
             #endif
             states[environment] = snapshot
         }
-        return RecomputedCustomer(customerId: customerId, states: states)
+        return RecomputedCustomer(appId: app.id, customerId: customerId, states: states)
     }
 
     /// Locks and recomputes a customer inside the caller's transaction.
@@ -66,7 +66,7 @@ public struct StateRecomputer: Sendable {
     /// After the commit: the new states replace the cached ones.
     func committed(_ recomputed: RecomputedCustomer) {
         cache.remember(recomputed)
-        outbox.poke()
+        outbox.poke(app: recomputed.appId)
     }
 
     /// Recomputes one customer now, in a transaction of its own.

@@ -56,6 +56,7 @@ public struct StateSnapshot: Sendable {
 
 /// A customer's states after a recomputation, one per environment of the app.
 public struct RecomputedCustomer: Sendable {
+    public var appId: String
     public var customerId: String
     public var states: [Environment: StateSnapshot]
 }

@@ -117,10 +117,14 @@ public struct DeliveryWorker: Service {
         }
     }
 
-    /// The enabled destinations without a lane that have a delivery due, each now marked as having one.
+    /// The enabled destinations without a lane that have a delivery due, each now marked as having one. Tells the signal
+    /// which apps have an enabled destination, read at the same time (`OutboxSignal.poke(app:)`).
     private func dueIntegrations() async throws -> [IntegrationRecord] {
         let now = self.now
-        let due = try await database.reading { try await $0.integrationsWithDueDeliveries(at: now) }
+        let (due, delivering) = try await database.reading {
+            (try await $0.integrationsWithDueDeliveries(at: now), try await $0.appsWithEnabledDestinations())
+        }
+        signal.delivering(to: delivering)
         return due.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
     }
 

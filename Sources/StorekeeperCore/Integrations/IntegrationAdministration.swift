@@ -133,6 +133,8 @@ public struct IntegrationAdministration: Sendable {
             disabledReason: nil, retrySchedule: try Self.schedule(input.retrySchedule ?? nil), createdAt: now, updatedAt: now)
         let encoded = try Self.encode(secrets)
         try await database.writing { try await $0.insertIntegration(record, secrets: encoded) }
+        // The worker learns of the app's destination at once, so that the app's next ingest wakes it.
+        signal.poke()
         var view = try Self.view(record, secrets: secrets)
         view.signingSecret = shown
         return view

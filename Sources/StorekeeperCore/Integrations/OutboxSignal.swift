@@ -7,10 +7,28 @@ public final class OutboxSignal: Sendable {
     private struct State {
         var pending = false
         var waiter: CheckedContinuation<Void, Never>?
+        /// The apps with an enabled destination as the worker last read them (nil before its first look).
+        var delivering: Set<String>?
     }
     private let state = NIOLockedValueBox(State())
 
     public init() {}
+
+    /// Wakes the worker for what an ingest of `app` recorded: only if the app has an enabled destination (or the
+    /// worker has not looked yet). No other app's events have anything to send now; a destination enabled here pokes
+    /// by itself (`poke()`), and one enabled by another server on the same database is found by the worker's next poll.
+    public func poke(app: String) {
+        guard state.withLockedValue({ $0.delivering?.contains(app) ?? true }) else { return }
+        poke()
+    }
+
+    /// What the worker read: the apps with an enabled destination.
+    func delivering(to apps: Set<String>) {
+        state.withLockedValue { $0.delivering = apps }
+    }
+
+    /// Whether a poke is kept for the next wait.
+    var isPending: Bool { state.withLockedValue { $0.pending } }
 
     public func poke() {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in

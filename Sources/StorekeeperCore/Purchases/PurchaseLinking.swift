@@ -181,7 +181,7 @@ public struct PurchaseLinking: Sendable {
             let customer = try await session.findOrCreateCustomer(
                 app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now)
             if let other = try await session.customer(app: app.id, appUserId: alias) {
-                guard other.id != customer.id else { return RecomputedCustomer(customerId: customer.id, states: [:]) }
+                guard other.id != customer.id else { return RecomputedCustomer(appId: app.id, customerId: customer.id, states: [:]) }
                 try await session.merge(customer: other.id, into: customer.id)
                 try await session.insertAudit(
                     AuditRecord(
