@@ -33,8 +33,8 @@ public struct LedgerBuilder: Sendable {
     ) -> [LedgerEntry] {
         var entries = purchases.map { entry(customerId: customerId, environment: environment, $0) }
         numberRenewals(&entries)
-        linkPeriods(&entries)
         markAcquisitions(&entries, events: events)
+        linkPeriods(&entries)
         applyCommission(&entries)
         attachSubscriptionState(&entries, state: state)
         return entries
@@ -96,7 +96,10 @@ public struct LedgerBuilder: Sendable {
     }
 
     /// Each subscription period learns the next paid period of its original transaction: its start, its price per
-    /// month, whether it was refunded (what churn, revenue churn and trial conversion read).
+    /// month, whether it was refunded (what churn, revenue churn and trial conversion read). A period that renewed into
+    /// it (the next is no acquisition of its own: neither new nor a resubscription) had auto-renew on, and says so: a
+    /// period keeps the auto-renew status it had as the latest when its renewal arrives, so that nothing the hourly
+    /// summary sums of it changes, and its row is updated in place (`replaceLedger`). After `markAcquisitions`.
     func linkPeriods(_ entries: inout [LedgerEntry]) {
         var nextPaid: [String: Int] = [:]
         for index in entries.indices.sorted(by: { entries[$0].start > entries[$1].start })
@@ -106,6 +109,9 @@ public struct LedgerBuilder: Sendable {
                 entries[index].nextStart = entries[next].start
                 entries[index].nextMonthlyPrice = entries[next].monthlyPrice
                 entries[index].nextRefunded = entries[next].refundedAt != nil
+                if entries[next].acquisition == nil || entries[next].acquisition == .trialConversion {
+                    entries[index].willRenew = true
+                }
             }
             if entries[index].kind != .trial { nextPaid[chain] = index }
         }

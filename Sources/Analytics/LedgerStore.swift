@@ -38,11 +38,11 @@ extension StorageSession {
 
     /// Replaces a customer's ledger in one environment with `entries` (inside the transaction that recomputed the
     /// customer), writing only what differs from `stored`, its rows as read in this transaction (read here when not
-    /// given): rows no longer there are deleted, new and altered rows written in one statement (on SQLite, when every
-    /// altered row changed outside what the sums read alone, each in an UPDATE of its own). A transaction the ledger
-    /// lists under another customer (transferred) moves to this one. A row in a currency other than USD is written with the latest stored rate on or
-    /// before its purchase's day; without one it stays unconverted (NULL). The hourly summary moves by the difference by
-    /// itself (the ledger's triggers).
+    /// given): rows no longer there are deleted, new and altered rows written in one statement (on SQLite, a row
+    /// altered only outside what the sums read in an UPDATE of its own). A transaction the ledger lists under another
+    /// customer (transferred) moves to this one. A row in a currency other than USD is written with the latest stored
+    /// rate on or before its purchase's day; without one it stays unconverted (NULL). The hourly summary moves by the
+    /// difference by itself (the ledger's triggers).
     public func replaceLedger(
         customerId: String, environment: String, with entries: [LedgerEntry], stored: [String: LedgerEntry]? = nil
     ) async throws {
@@ -103,35 +103,27 @@ extension StorageSession {
             return
         }
         if let state { try await upsert(state) }
-        // SQLite prepares every statement anyway, and each waits for SQLiteNIO's thread pool, so statements are what
-        // cost. The changed rows are written whole with one INSERT OR REPLACE, about half what an upsert's DO UPDATE
-        // costs to prepare (the delete trigger, with recursive_triggers on, takes the replaced row out of the summary).
-        // Only when every changed row differs outside what the sums read alone (a row learning of its successor, and
-        // nothing else changed) is each an UPDATE of the columns that changed: the summary's update trigger is not
-        // compiled into it, and it moves only the indexes that read them. It binds at most 32,766 values per
-        // statement: 30 a row, in slices of 500.
-        if let updates = Self.outsideSumsUpdates(changed, stored: rows) {
-            for update in updates { try await sql.raw(update).run() }
-            return
+        // SQLite prepares every statement anyway, so what it compiles is what costs: a row whose change is outside what
+        // the sums read (a renewal's predecessor learns of its successor) is an UPDATE of the columns that changed, in
+        // place: the summary's update trigger is not compiled into it, and only the indexes that read those columns
+        // move (a REPLACE deletes the row from every index and inserts it again, and moves the summary twice). Any
+        // other row is written whole with INSERT OR REPLACE, about half what an upsert's DO UPDATE costs to prepare
+        // (the delete trigger, with recursive_triggers on, takes the replaced row out of the summary). It binds at
+        // most 32,766 values per statement: 30 a row, in slices of 500.
+        var whole: [LedgerEntry] = []
+        for entry in changed {
+            let written = entry.written
+            if let old = rows[entry.transactionId]?.written, LedgerColumns.changesOutsideSums(from: old, to: written) {
+                if let update = Self.outsideSumsUpdate(entry, from: old, to: written) { try await sql.raw(update).run() }
+            } else {
+                whole.append(entry)
+            }
         }
-        for slice in changed.chunks(of: 500) {
+        for slice in whole.chunks(of: 500) {
             try await sql.raw(
                 "INSERT OR REPLACE INTO ledger (\(unsafeRaw: LedgerColumns.insertList)) VALUES \(SQLList(slice.map(Self.values)))"
             ).run()
         }
-    }
-
-    /// SQLite's UPDATEs of the `changed` rows when each differs from its row in `stored` outside the sums alone; nil
-    /// when any is new or changes what the sums read.
-    static func outsideSumsUpdates(_ changed: [LedgerEntry], stored: [String: LedgerEntry]) -> [SQLQueryString]? {
-        var updates: [SQLQueryString] = []
-        for entry in changed {
-            guard let old = stored[entry.transactionId]?.written else { return nil }
-            let written = entry.written
-            guard LedgerColumns.changesOutsideSums(from: old, to: written) else { return nil }
-            if let update = outsideSumsUpdate(entry, from: old, to: written) { updates.append(update) }
-        }
-        return updates
     }
 
     /// SQLite's UPDATE of the columns outside the sums (`LedgerColumns.outsideSumsIndices`) that differ between `old`

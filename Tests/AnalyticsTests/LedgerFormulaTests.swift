@@ -406,6 +406,26 @@ struct LedgerFormulaTests {
         #expect(early.map(\.commissionPerMille) == [300, 300, 150])
     }
 
+    @Test("a period learns the next paid one; one that renewed into it (a renewal, a trial's conversion) says auto-renew was on")
+    func linkedPeriods() throws {
+        let catalog = try Catalog(products: [CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro")])
+        let builder = LedgerBuilder(appId: "app_1", catalog: catalog, proceeds: ProceedsSettings())
+        let start = try Self.ms("2025-01-01")
+        let month = 31 * Self.day
+        // A trial, its conversion, a renewal, a lapse, and a resubscription, in one subscription.
+        let trial = Self.period("t0", chain: "o", kind: .trial, start: start, end: start + 7 * Self.day)
+        var converted = Self.period("t1", chain: "o", start: start + 7 * Self.day, end: start + 7 * Self.day + month)
+        converted.acquisition = .trialConversion
+        let renewed = Self.period("t2", chain: "o", start: converted.end ?? 0, end: (converted.end ?? 0) + month, renewal: 1)
+        var back = Self.period("t3", chain: "o", start: (renewed.end ?? 0) + 90 * Self.day, end: (renewed.end ?? 0) + 90 * Self.day + month)
+        back.acquisition = .resubscription
+        var entries = [trial, converted, renewed, back]
+        builder.linkPeriods(&entries)
+        #expect(entries.map(\.nextStart) == [converted.start, renewed.start, back.start, nil])
+        #expect(entries.map(\.nextMonthlyPrice) == [9990, 9990, 9990, nil])
+        #expect(entries.map(\.willRenew) == [true, true, nil, nil], "the lapsed period did not renew; the latest's comes from the state")
+    }
+
     @Test("a signed transaction with extreme instants, price and refund share is bounded in the ledger, not a crash")
     func extremeInput() throws {
         let catalog = try Catalog(products: [CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro")])

@@ -97,42 +97,37 @@ struct LedgerStoreTests {
         }
     }
 
-    @Test("SQLite updates rows in place only when every changed row changed outside the sums, setting what changed alone")
+    @Test("SQLite updates a row changed outside the sums in place, setting what changed alone, and replaces the others")
     func outsideSumsUpdates() async throws {
         try await LedgerFormulaTests.withDatabase(.sqlite) { database in
             let rows = Self.unusual()
             try await LedgerFormulaTests.store(rows, in: database)
-            let stored = Dictionary(uniqueKeysWithValues: rows.map { ($0.transactionId, $0) })
             // A row learning of its successor: the next period's columns change, nothing the sums read.
             var linked = rows[0]
             (linked.nextStart, linked.nextMonthlyPrice) = (1_772_582_400_000, 9990)
-            let updates = try #require(StorageSession.outsideSumsUpdates([linked], stored: stored))
-            let moves = "SELECT COUNT(*) AS n FROM \(LedgerSummary.movesTable)"
-            let (text, before) = try await database.writing { session in
+            let update = try #require(StorageSession.outsideSumsUpdate(linked, from: rows[0].written, to: linked.written))
+            let text = try await database.reading { session in
                 var serializer = SQLSerializer(database: session.sql)
-                updates.first?.serialize(to: &serializer)
-                let before = try await session.sql.raw(SQLQueryString(moves)).first()?.decode(column: "n", as: Int64.self)
-                for update in updates { try await session.sql.raw(update).run() }
-                return (serializer.sql, before)
+                update.serialize(to: &serializer)
+                return serializer.sql
             }
-            #expect(updates.count == 1)
             #expect(
                 text
                     == "UPDATE ledger SET next_start = ?1, next_monthly_price = ?2 WHERE app_id = ?3 AND environment = ?4 AND transaction_id = ?5"
             )
-            let after = try await database.reading {
-                try await $0.sql.raw(SQLQueryString(moves)).first()?.decode(column: "n", as: Int64.self)
-            }
-            #expect(before != nil && after == before, "nothing the sums read changed: no move")
-            let rewritten = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
-            #expect(rewritten[linked.transactionId] == linked)
-            // One changed row whose sums move (refunded), or one new row: every changed row is written whole, in one
-            // statement.
+            #expect(StorageSession.outsideSumsUpdate(linked, from: linked.written, to: linked.written) == nil)
+            // With a row whose sums move (refunded): only that one is replaced, its old values out of the summary and
+            // its new ones in (two moves); the other moves nothing.
             var refunded = rows[1]
             refunded.refundedAt = 1_767_312_000_000
-            #expect(StorageSession.outsideSumsUpdates([linked, refunded], stored: stored) == nil)
-            let new = LedgerFormulaTests.period("t3", customer: "c\u{1}", start: 1_769_904_000_000, end: 1_772_582_400_000)
-            #expect(StorageSession.outsideSumsUpdates([linked, new], stored: stored) == nil)
+            let moves = SQLQueryString("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.movesTable)")
+            let before = try await database.reading { try await $0.sql.raw(moves).first()?.decode(column: "n", as: Int64.self) }
+            let written = [linked, refunded]
+            try await database.writing { try await $0.replaceLedger(customerId: "c\u{1}", environment: "Production", with: written) }
+            let after = try await database.reading { try await $0.sql.raw(moves).first()?.decode(column: "n", as: Int64.self) }
+            #expect(before.map { $0 + 2 } == after)
+            let stored = try await database.reading { try await $0.storedLedger(customerId: "c\u{1}").rows(in: "Production") }
+            #expect(Set(stored.values) == Set(written))
         }
     }
 
