@@ -92,7 +92,7 @@ public final class StorageDatabase: Sendable {
     public let kind: Kind
     public let location: DatabaseLocation
     private let backend: Backend
-    private let logger: Logger
+    let logger: Logger
 
     private enum Backend: Sendable {
         case sqlite(writer: SQLiteConnection, readers: [SQLiteConnection], writeLock: AsyncLock, next: NIOLockedCounter)
@@ -154,7 +154,7 @@ public final class StorageDatabase: Sendable {
         }
     }
 
-    private static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
+    static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
         let sql = connection.sql()
         // WAL: readers see the last commit while the writer works. synchronous=NORMAL in WAL mode loses nothing on a
         // process crash (kill -9); only a power loss can drop the last commits. busy_timeout covers a second process.
@@ -308,9 +308,9 @@ public final class StorageDatabase: Sendable {
         return summary
     }
 
-    /// Runs one statement on the SQLite writer's connection between transactions; nothing on PostgreSQL. For tests
-    /// that make the file behave as read-only (`PRAGMA query_only`) or full (`PRAGMA max_page_count`), faults that
-    /// file permissions cannot produce for root.
+    /// Runs one statement on the SQLite writer's connection between transactions; nothing on PostgreSQL. For its
+    /// checkpoints (`WALCheckpointer`), and for tests that make the file behave as read-only (`PRAGMA query_only`) or
+    /// full (`PRAGMA max_page_count`), faults that file permissions cannot produce for root.
     func onSQLiteWriter(_ statement: String) async throws {
         guard case .sqlite(let writer, _, let lock, _) = backend else { return }
         try await lock.withLock { try await writer.sql().raw(SQLQueryString(statement)).run() }

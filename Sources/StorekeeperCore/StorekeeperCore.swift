@@ -119,11 +119,11 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// the hourly summary's folding, the delivery worker, then reconciliation when it is on.
+    /// SQLite's checkpoints, the hourly summary's folding, the delivery worker, then reconciliation when it is on.
     public var services: [any Service] {
-        var services: [any Service] = [
-            DatabaseService(database: database), LedgerSummaryFolder(database: database, logger: logger), deliveryWorker,
-        ]
+        var services: [any Service] = [DatabaseService(database: database)]
+        if database.kind == .sqlite { services.append(CheckpointService(database: database, logger: logger)) }
+        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker]
         if let interval = settings.reconcileInterval {
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }

@@ -1,0 +1,32 @@
+import Logging
+import ServiceLifecycle
+import Storage
+
+/// Checkpoints a SQLite database beside the server, every `interval`, rather than inside the commits that pass 1,000
+/// pages of log, while every other write waits (`WALCheckpointer`). Listed for SQLite only. Should the checkpointer fail
+/// to start, the writer keeps its own checkpoints and the server goes on.
+struct CheckpointService: Service {
+    let database: StorageDatabase
+    let logger: Logger
+    var interval: Duration = .milliseconds(500)
+
+    func run() async throws {
+        let checkpointer: WALCheckpointer?
+        do { checkpointer = try await database.takeOverCheckpoints() } catch {
+            logger.warning("the SQLite writer keeps its own checkpoints", metadata: ["error": "\(error)"])
+            checkpointer = nil
+        }
+        guard let checkpointer else {
+            // A service that returns ends the server: this one waits for the end instead.
+            try? await gracefulShutdown()
+            return
+        }
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do { try await checkpointer.checkpoint() } catch {
+                logger.warning("could not checkpoint the SQLite log", metadata: ["error": "\(error)"])
+            }
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { break }
+        }
+        await checkpointer.stop()
+    }
+}
