@@ -18,17 +18,8 @@ public struct LedgerSummaryFolder: Service {
     }
 
     public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await foldAll()
-            } catch {
-                logger.warning("could not fold the ledger's moves into the hourly summary", metadata: ["error": "\(error)"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
-            }
+        await everyUntilShutdown(interval, logger: logger, failure: "could not fold the ledger's moves into the hourly summary") {
+            try await foldAll()
         }
     }
 

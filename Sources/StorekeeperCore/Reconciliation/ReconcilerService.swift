@@ -14,7 +14,7 @@ public struct ReconcilerService: Service {
     }
 
     public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        await everyUntilShutdown(interval, logger: logger, failure: "could not reconcile") {
             let report = await reconciler.run()
             if !report.errors.isEmpty || report.notificationsNew > 0 || report.customersRefreshed > 0 {
                 logger.info(
@@ -23,11 +23,6 @@ public struct ReconcilerService: Service {
                         "notifications": "\(report.notificationsNew)", "subscriptions": "\(report.subscriptionsChecked)",
                         "customers": "\(report.customersRefreshed)", "errors": "\(report.errors.count)",
                     ])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            } catch {
-                return
             }
         }
     }

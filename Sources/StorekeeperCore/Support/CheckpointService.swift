@@ -21,11 +21,8 @@ struct CheckpointService: Service {
             try? await gracefulShutdown()
             return
         }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do { try await checkpointer.checkpoint() } catch {
-                logger.warning("could not checkpoint the SQLite log", metadata: ["error": "\(error)"])
-            }
-            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) } } catch { break }
+        await everyUntilShutdown(interval, logger: logger, failure: "could not checkpoint the SQLite log") {
+            try await checkpointer.checkpoint()
         }
         await checkpointer.stop()
     }

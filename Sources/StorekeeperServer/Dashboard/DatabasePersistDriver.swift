@@ -55,15 +55,10 @@ struct DatabasePersistDriver: PersistDriver {
 
     /// Purges expired sessions until shutdown.
     func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            do {
-                let now = self.now
-                let purged = try await database.writing { try await $0.purgeSessions(expiredBefore: now) }
-                if purged > 0 { logger.debug("purged expired sessions", metadata: ["count": "\(purged)"]) }
-            } catch {
-                logger.warning("could not purge expired sessions", metadata: ["error": "\(error)"])
-            }
-            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: purgeInterval) } } catch { return }
+        await everyUntilShutdown(purgeInterval, logger: logger, failure: "could not purge expired sessions") {
+            let now = self.now
+            let purged = try await database.writing { try await $0.purgeSessions(expiredBefore: now) }
+            if purged > 0 { logger.debug("purged expired sessions", metadata: ["count": "\(purged)"]) }
         }
     }
 }
