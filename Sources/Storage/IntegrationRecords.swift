@@ -103,24 +103,24 @@ extension StorageSession {
             .orderBy("created_at").orderBy("id").all().map(Self.integrationRecord)
     }
 
-    /// The enabled destinations (of every app) with a delivery due at `now`, in one statement: what the delivery
-    /// worker serves next.
-    public func integrationsWithDueDeliveries(at now: Int64) async throws -> [IntegrationRecord] {
-        try await sql.raw(
+    /// What the delivery worker reads before it serves, in one statement: the enabled destinations (of every app) with
+    /// a delivery due at `now`, and the apps with an enabled destination.
+    public func enabledIntegrations(dueAt now: Int64) async throws -> (due: [IntegrationRecord], apps: Set<String>) {
+        let rows = try await sql.raw(
             """
-            SELECT \(unsafeRaw: Self.integrationColumns.joined(separator: ", ")) FROM integrations i WHERE i.enabled = 1
-            AND EXISTS (SELECT 1 FROM deliveries d WHERE d.integration_id = i.id AND d.status IN ('pending', 'retrying')
-                AND d.next_attempt_at <= \(bind: now))
-            ORDER BY i.id
+            SELECT \(unsafeRaw: Self.integrationColumns.joined(separator: ", ")),
+                CASE WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.integration_id = i.id AND d.status IN ('pending', 'retrying')
+                    AND d.next_attempt_at <= \(bind: now)) THEN 1 ELSE 0 END AS due
+            FROM integrations i WHERE i.enabled = 1 ORDER BY i.id
             """
-        ).all().map(Self.integrationRecord)
-    }
-
-    /// The apps with at least one enabled destination.
-    public func appsWithEnabledDestinations() async throws -> Set<String> {
-        Set(
-            try await sql.raw("SELECT DISTINCT app_id FROM integrations WHERE enabled = 1").all()
-                .map { try $0.decode(column: "app_id", as: String.self) })
+        ).all()
+        var apps = Set<String>()
+        var due: [IntegrationRecord] = []
+        for row in rows {
+            apps.insert(try row.decode(column: "app_id", as: String.self))
+            if try row.decode(column: "due", as: Int.self) == 1 { due.append(try Self.integrationRecord(row)) }
+        }
+        return (due, apps)
     }
 
     /// A destination's secrets document.

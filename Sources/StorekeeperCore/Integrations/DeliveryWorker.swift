@@ -121,9 +121,7 @@ public struct DeliveryWorker: Service {
     /// which apps have an enabled destination, read at the same time (`OutboxSignal.poke(app:)`).
     private func dueIntegrations() async throws -> [IntegrationRecord] {
         let now = self.now
-        let (due, delivering) = try await database.reading {
-            (try await $0.integrationsWithDueDeliveries(at: now), try await $0.appsWithEnabledDestinations())
-        }
+        let (due, delivering) = try await database.reading { try await $0.enabledIntegrations(dueAt: now) }
         signal.delivering(to: delivering)
         return due.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
     }

@@ -18,8 +18,7 @@ public final class OutboxSignal: Sendable {
     /// worker has not looked yet). No other app's events have anything to send now; a destination enabled here pokes
     /// by itself (`poke()`), and one enabled by another server on the same database is found by the worker's next poll.
     public func poke(app: String) {
-        guard state.withLockedValue({ $0.delivering?.contains(app) ?? true }) else { return }
-        poke()
+        wake { $0.delivering?.contains(app) ?? true }
     }
 
     /// What the worker read: the apps with an enabled destination.
@@ -30,8 +29,15 @@ public final class OutboxSignal: Sendable {
     /// Whether a poke is kept for the next wait.
     var isPending: Bool { state.withLockedValue { $0.pending } }
 
+    /// Wakes the worker whatever it last read (an operator's change, a lane done, a wait's end).
     public func poke() {
+        wake { _ in true }
+    }
+
+    /// Wakes the waiter, or keeps the poke for the next wait, if `wanted` says so of the state (read under the lock).
+    private func wake(if wanted: (State) -> Bool) {
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
+            guard wanted(state) else { return nil }
             guard let waiter = state.waiter else {
                 state.pending = true
                 return nil
