@@ -113,14 +113,9 @@ public final class StorageDatabase: Sendable {
         switch location {
         case .sqlite(let path):
             do {
-                let writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-                try await configure(writer, logger: logger)
+                let writer = try await connect(path, logger: logger)
                 var readers: [SQLiteConnection] = []
-                for _ in 0..<2 {
-                    let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
-                    try await configure(reader, logger: logger)
-                    readers.append(reader)
-                }
+                for _ in 0..<2 { readers.append(try await connect(path, logger: logger)) }
                 return StorageDatabase(
                     kind: .sqlite, location: location,
                     backend: .sqlite(writer: writer, readers: readers, writeLock: AsyncLock(), next: NIOLockedCounter()),
@@ -154,7 +149,19 @@ public final class StorageDatabase: Sendable {
         }
     }
 
-    static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
+    /// A connection to the SQLite file at `path`, configured as all of ours are, its calls made on `threadPool`.
+    static func connect(_ path: String, threadPool: NIOThreadPool = .singleton, logger: Logger) async throws -> SQLiteConnection {
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
+        ).get()
+        do { try await configure(connection, logger: logger) } catch {
+            try? await connection.close()
+            throw error
+        }
+        return connection
+    }
+
+    private static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
         let sql = connection.sql()
         // WAL: readers see the last commit while the writer works. synchronous=NORMAL in WAL mode loses nothing on a
         // process crash (kill -9); only a power loss can drop the last commits. busy_timeout covers a second process.

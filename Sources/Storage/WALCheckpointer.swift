@@ -53,16 +53,11 @@ extension StorageDatabase {
         let threads = NIOThreadPool(numberOfThreads: 1)
         threads.start()
         let connection: SQLiteConnection
-        do {
-            connection = try await SQLiteConnection.open(
-                storage: .file(path: path), threadPool: threads, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
-            ).get()
-        } catch {
+        do { connection = try await Self.connect(path, threadPool: threads, logger: logger) } catch {
             try? await threads.shutdownGracefully()
             throw StorageError(.unavailable, "cannot open the SQLite database \(path) to checkpoint it: \(error)")
         }
         do {
-            try await Self.configure(connection, logger: logger)
             try await onSQLiteWriter("PRAGMA wal_autocheckpoint=0")
         } catch {
             try? await connection.close()
