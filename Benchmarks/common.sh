@@ -1,5 +1,12 @@
 # Shared by server.sh, outbox.sh and experiments.sh (sourced): expects $root, $work and $bin.
 
+# wrk needs a connection per thread: 2 threads, 1 for a single connection. The load scripts (post.lua) read THREADS to
+# share one list of requests between them.
+case "${connections:-}" in
+    '' | *[!0-9]* | 0) echo "CONNECTIONS must be a whole number of at least 1, not '${connections:-}'" >&2; exit 2 ;;
+esac
+threads=$((connections < 2 ? connections : 2))
+
 start_server() {  # $1 database url, $2 log; sets pid and port
     (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
     pid=$!
@@ -27,8 +34,10 @@ median_ratio() {  # lines "without <rate>" / "with <rate>" on stdin, $1 label, $
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
         }
-        $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; d[n] = 1e6 / $2 - 1e6 / w; b[n] = 1e6 / w; sw += w; sx += $2 }
+        $2 == "" || $2 == 0 { print "no request rate for \"" $1 "\": wrk did not run (see above)" > "/dev/stderr"; failed = 1 }
+        $1 == "without" && $2 > 0 { w = $2 } $1 == "with" && $2 > 0 { n++; r[n] = w / $2; d[n] = 1e6 / $2 - 1e6 / w; b[n] = 1e6 / w; sw += w; sx += $2 }
         END {
+            if (failed) exit 1
             m = median(r, n); dm = median(d, n); bm = median(b, n)
             printf "    [%s] ingest time with %s / without = %.3f (median of %d rounds; %.3f to %.3f; mean %.0f req/s with, %.0f without)\n", db, what, m, n, r[1], r[n], sx / n, sw / n
             printf "    [%s] time %s adds per notification = %.0f µs (median; %.0f to %.0f) on %.0f µs without\n", db, what, dm, d[1], d[n], bm }'

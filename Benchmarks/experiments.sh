@@ -60,9 +60,9 @@ if [[ " $phases " == *" placement "* ]]; then
     while read -r user; do
         curl -sf "http://127.0.0.1:$port/v1/customers/$user/placements/onboarding" -H "Authorization: Bearer $public" > /dev/null
     done < "$work/users.txt"
-    placements=$(USERS="$work/users.txt" PUBLIC_KEY="$public" SUFFIX="/placements/onboarding" wrk -t2 -c"$connections" \
+    placements=$(USERS="$work/users.txt" PUBLIC_KEY="$public" SUFFIX="/placements/onboarding" wrk -t"$threads" -c"$connections" \
         -d"${duration}s" --latency -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
-    plain=$(wrk -t2 -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
+    plain=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[sqlite] GET /v1/customers/{id}/placements/onboarding (assigned): $(echo "$placements" | summary)"
     echo "[sqlite] GET /ping (plain route): $(echo "$plain" | summary)"
     rate_ratio "placements / plain route" "$placements" "$plain"

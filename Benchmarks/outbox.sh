@@ -98,7 +98,7 @@ for database in $databases; do
     integration=$(create_webhook false)
     # Every notification posted once (wrk goes round the list; it is stopped once all are stored).
     total=$(wc -l < "$work/events/payloads.txt")
-    PAYLOADS="$work/events/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d3600s \
+    PAYLOADS="$work/events/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d3600s \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null &
     wrk_pid=$!
     ingest_started=$(now)
@@ -160,7 +160,7 @@ PY
                 [ "$build" = paused ] && create_webhook false > /dev/null
                 server_cpu=$(cpu_ticks "$pid")
                 receiver_cpu=$(cpu_ticks "$receiver_pid")
-                rate=$(PAYLOADS="$work/$load/payloads.txt" THREADS=2 wrk -t2 -c"$connections" -d"${duration}s" \
+                rate=$(PAYLOADS="$work/$load/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d"${duration}s" \
                     -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
                     sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
                 # The CPU the server and the receiver took during the load, as shares of the two cores' time: the
