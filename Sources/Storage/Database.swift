@@ -112,17 +112,19 @@ public final class StorageDatabase: Sendable {
     {
         switch location {
         case .sqlite(let path):
+            // Every connection opened is closed again if a later one fails: SQLiteNIO asserts that none is dropped open.
+            var opened: [SQLiteConnection] = []
             do {
-                let writer = try await connect(path, logger: logger)
-                var readers: [SQLiteConnection] = []
-                for _ in 0..<2 { readers.append(try await connect(path, logger: logger)) }
-                return StorageDatabase(
-                    kind: .sqlite, location: location,
-                    backend: .sqlite(writer: writer, readers: readers, writeLock: AsyncLock(), next: NIOLockedCounter()),
-                    logger: logger)
+                for _ in 0..<3 { opened.append(try await connect(path, logger: logger)) }
             } catch {
+                for connection in opened { try? await connection.close() }
                 throw StorageError(.unavailable, "cannot open the SQLite database \(path): \(error)")
             }
+            return StorageDatabase(
+                kind: .sqlite, location: location,
+                backend: .sqlite(
+                    writer: opened[0], readers: Array(opened[1...]), writeLock: AsyncLock(), next: NIOLockedCounter()),
+                logger: logger)
         case .postgres(let url, let schema):
             var configuration: SQLPostgresConfiguration
             do {

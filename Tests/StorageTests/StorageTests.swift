@@ -195,6 +195,14 @@ struct StorageTests {
         await database.close()
     }
 
+    @Test("a SQLite file that cannot be opened is unavailable, and the error names it")
+    func unopenableSQLite() async throws {
+        let path = "/nonexistent-\(UUID().uuidString)/storekeeper.sqlite"
+        let error = await #expect(throws: StorageError.self) { try await StorageDatabase.open(.sqlite(path: path)) }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.hasPrefix("cannot open the SQLite database \(path)") == true, "\(error?.message ?? "")")
+    }
+
     @Test("database URLs: postgres and sqlite forms, and a clear error for anything else")
     func locations() throws {
         #expect(try DatabaseLocation(url: "postgres://u:p@h/db") == .postgres(url: "postgres://u:p@h/db"))
