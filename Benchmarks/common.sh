@@ -1,11 +1,17 @@
-# Shared by server.sh, outbox.sh and experiments.sh (sourced): expects $root, $work and $bin.
+# Shared by server.sh, outbox.sh and experiments.sh (sourced as soon as they have read $connections, so that a bad
+# CONNECTIONS stops them before any build): its functions use $root, $work and $bin.
 
-# wrk needs a connection per thread: 2 threads, 1 for a single connection. The load scripts (post.lua) read THREADS to
-# share one list of requests between them.
+# wrk needs a connection per thread: 2 threads, 1 for a single connection.
 case "${connections:-}" in
     '' | *[!0-9]* | 0) echo "CONNECTIONS must be a whole number of at least 1, not '${connections:-}'" >&2; exit 2 ;;
 esac
 threads=$((connections < 2 ? connections : 2))
+
+# wrk with the rest of its arguments, at $connections on $threads. post.lua reads THREADS, to share one list of
+# requests between the threads. (Run in the background, it would be a shell of its own: killing that leaves wrk.)
+load() {
+    THREADS=$threads wrk -t"$threads" -c"$connections" "$@"
+}
 
 start_server() {  # $1 database url, $2 log; sets pid and port
     (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
@@ -34,8 +40,8 @@ median_ratio() {  # lines "without <rate>" / "with <rate>" on stdin, $1 label, $
             for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
             return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
         }
-        $2 == "" || $2 == 0 { print "no request rate for \"" $1 "\": wrk did not run (see above)" > "/dev/stderr"; failed = 1 }
-        $1 == "without" && $2 > 0 { w = $2 } $1 == "with" && $2 > 0 { n++; r[n] = w / $2; d[n] = 1e6 / $2 - 1e6 / w; b[n] = 1e6 / w; sw += w; sx += $2 }
+        $2 == "" || $2 == 0 { print "no request rate for \"" $1 "\": wrk did not run (see above)" > "/dev/stderr"; failed = 1; next }
+        $1 == "without" { w = $2 } $1 == "with" { n++; r[n] = w / $2; d[n] = 1e6 / $2 - 1e6 / w; b[n] = 1e6 / w; sw += w; sx += $2 }
         END {
             if (failed) exit 1
             m = median(r, n); dm = median(d, n); bm = median(b, n)

@@ -22,6 +22,7 @@ duration=${DURATION:-10}
 exposed=${EXPOSED:-1000000}
 payers=${PAYERS_PER_MILLE:-50}
 rounds=${ROUNDS:-5}
+. "$root/Benchmarks/common.sh"
 
 if [ -z "${STOREKEEPER_BIN:-}" ]; then
     swift build -c release --product storekeeper > /dev/null
@@ -32,7 +33,6 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]},
  {"id": "pro.yearly", "type": "autoRenewable", "group": "pro", "period": "P1Y", "entitlements": ["pro"]}]}
 JSON
-. "$root/Benchmarks/common.sh"
 trap '[ -n "${pid:-}" ] && kill "$pid" 2> /dev/null; rm -rf "$work"' EXIT
 
 
@@ -60,9 +60,9 @@ if [[ " $phases " == *" placement "* ]]; then
     while read -r user; do
         curl -sf "http://127.0.0.1:$port/v1/customers/$user/placements/onboarding" -H "Authorization: Bearer $public" > /dev/null
     done < "$work/users.txt"
-    placements=$(USERS="$work/users.txt" PUBLIC_KEY="$public" SUFFIX="/placements/onboarding" wrk -t"$threads" -c"$connections" \
+    placements=$(USERS="$work/users.txt" PUBLIC_KEY="$public" SUFFIX="/placements/onboarding" load \
         -d"${duration}s" --latency -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
-    plain=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
+    plain=$(load -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[sqlite] GET /v1/customers/{id}/placements/onboarding (assigned): $(echo "$placements" | summary)"
     echo "[sqlite] GET /ping (plain route): $(echo "$plain" | summary)"
     rate_ratio "placements / plain route" "$placements" "$plain"

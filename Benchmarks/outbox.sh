@@ -28,6 +28,7 @@ duration=${DURATION:-10}
 databases=${DATABASES:-"sqlite postgres"}
 rounds=${ROUNDS:-5}
 cost_loads=${COST_LOADS:-"load fresh"}   # the ingest comparison's loads: renewals, new subscriptions (see 2.)
+. "$root/Benchmarks/common.sh"
 
 if [ -z "${STOREKEEPER_BIN:-}" ]; then swift build -c release --product storekeeper > /dev/null; fi
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null && swift build -c release --product WebhookReceiver > /dev/null)
@@ -50,9 +51,6 @@ receiver_pid=$!
 trap 'kill $receiver_pid 2> /dev/null; [ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
 receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
-
-
-. "$root/Benchmarks/common.sh"
 
 sql() {  # $1 sqlite|postgres, $2 url or database name, $3 query
     if [ "$1" = sqlite ]; then
@@ -98,6 +96,7 @@ for database in $databases; do
     integration=$(create_webhook false)
     # Every notification posted once (wrk goes round the list; it is stopped once all are stored).
     total=$(wc -l < "$work/events/payloads.txt")
+    # wrk itself, not `load`: a function run in the background is a shell of its own, and killing it would leave wrk.
     PAYLOADS="$work/events/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d3600s \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null &
     wrk_pid=$!
@@ -160,7 +159,7 @@ PY
                 [ "$build" = paused ] && create_webhook false > /dev/null
                 server_cpu=$(cpu_ticks "$pid")
                 receiver_cpu=$(cpu_ticks "$receiver_pid")
-                rate=$(PAYLOADS="$work/$load/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d"${duration}s" \
+                rate=$(PAYLOADS="$work/$load/payloads.txt" load -d"${duration}s" \
                     -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
                     sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
                 # The CPU the server and the receiver took during the load, as shares of the two cores' time: the

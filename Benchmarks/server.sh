@@ -23,6 +23,7 @@ renewals=${RENEWALS:-4}
 connections=${CONNECTIONS:-16}
 duration=${DURATION:-10}
 databases=${DATABASES:-"sqlite postgres"}
+. "$root/Benchmarks/common.sh"
 
 if [ -z "${STOREKEEPER_BIN:-}" ]; then
     swift build -c release --product storekeeper > /dev/null
@@ -41,8 +42,6 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
 JSON
 
-. "$root/Benchmarks/common.sh"
-
 ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications; prints wrk's output (run it in a subshell)
     bin=$1
     local app app_id
@@ -50,7 +49,7 @@ ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications;
         --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
     start_server "$2" "$work/serve-ledger-cost.log"
-    PAYLOADS="$work/load/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d"${duration}s" --latency \
+    PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore"
     kill -TERM "$pid"
     wait "$pid" || true
@@ -89,12 +88,12 @@ for database in $databases; do
     public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
     start_server "$url" "$work/serve-$database.log"
 
-    ingest=$(PAYLOADS="$work/load/payloads.txt" THREADS=$threads wrk -t"$threads" -c"$connections" -d"${duration}s" --latency \
+    ingest=$(PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore")
     echo "[$database] ingest (POST webhook, new signed notifications): $(echo "$ingest" | summary)"
-    reads=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" wrk -t"$threads" -c"$connections" -d"${duration}s" --latency \
+    reads=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
-    plain=$(wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
+    plain=$(load -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[$database] GET /v1/customers/{id}: $(echo "$reads" | summary)"
     echo "[$database] GET /ping (plain route): $(echo "$plain" | summary)"
     rate_ratio "customer reads / plain route" "$reads" "$plain"
