@@ -33,7 +33,8 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]},
  {"id": "pro.yearly", "type": "autoRenewable", "group": "pro", "period": "P1Y", "entitlements": ["pro"]}]}
 JSON
-trap '[ -n "${pid:-}" ] && kill "$pid" 2> /dev/null; rm -rf "$work"' EXIT
+# Under set -e a failing command ends the trap too: the server, already stopped by then, must not keep $work behind.
+trap 'if [ -n "${pid:-}" ]; then kill "$pid" 2> /dev/null || true; fi; rm -rf "$work"' EXIT
 
 
 setup_app() {  # $1 database url: an app with two paywalls, a placement and a running 50/50 experiment; sets app_id, secret, public

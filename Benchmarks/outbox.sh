@@ -48,7 +48,7 @@ export STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS=true
 "$root/Benchmarks/.build/release/WebhookReceiver" > "$work/receiver.log" 2>&1 &
 receiver_pid=$!
 # A directory made here goes at the end; one given as WORK stays, to be given again.
-trap 'kill $receiver_pid 2> /dev/null; [ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
+trap 'kill $receiver_pid 2> /dev/null || true; [ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
 for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
 receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
 
