@@ -221,17 +221,21 @@ extension MetricsEngine {
             query.appendInterpolation(unsafeRaw: ")")
             return query
         }
+        // The subscriptions with a billing issue that began in the range: only theirs are read below.
+        var withIssue = SQLQueryString(" AND original_transaction_id IN (SELECT o FROM (")
+        withIssue.appendInterpolation(events("type = 'billing_issue' AND effective_at >= \(first) AND effective_at < \(last)"))
+        withIssue.appendInterpolation(unsafeRaw: ") issues)")
         var query = events(
             "type IN ('billing_issue', 'billing_recovered', 'grace_period_started', 'grace_period_expired', 'subscription_expired')")
-        query.appendInterpolation(unsafeRaw: " AND original_transaction_id IN (SELECT o FROM (")
-        query.appendInterpolation(events("type = 'billing_issue' AND effective_at >= \(first) AND effective_at < \(last)"))
+        query.appendInterpolation(withIssue)
         // Events of one instant in the order they were recorded (a billing issue before its grace period).
-        query.appendInterpolation(unsafeRaw: ") issues) ORDER BY original_transaction_id, effective_at, seq")
+        query.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, effective_at, seq")
         let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
         // The paid periods of those subscriptions: the renewal that recovered is the first to start at or after the issue.
         var paidQuery = SQLQueryString(
             "SELECT original_transaction_id AS o, start_at AS s, \(unsafeRaw: Self.usd("price")) AS usd FROM ledger WHERE ")
         paidQuery.appendInterpolation(scope.condition(Self.paid + " AND start_at >= \(first)"))
+        paidQuery.appendInterpolation(withIssue)
         paidQuery.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, start_at")
         let paidRows = try await database.read { [paidQuery] sql in try await sql.raw(paidQuery).all() }
         var periods: [String: [(start: Int64, usd: Double)]] = [:]
