@@ -208,36 +208,39 @@ extension MetricsEngine {
     /// or not yet resolved. With the revenue of the renewals that recovered.
     func billing(_ scope: Scope, days: [CalendarDay], bounds: [Int64]) async throws -> [MetricPoint] {
         guard let first = bounds.first, let last = bounds.last else { return [] }
-        // The subscriptions the request's filters select (product, group, storefront: the ledger knows them).
-        var selected = SQLQueryString("SELECT original_transaction_id FROM ledger WHERE ")
-        selected.appendInterpolation(scope.condition(Self.paid))
         func events(_ condition: String) -> SQLQueryString {
             var query = SQLQueryString("SELECT original_transaction_id AS o, type, effective_at AS at FROM events WHERE app_id = ")
             query.appendInterpolation(bind: scope.appId)
             query.appendInterpolation(unsafeRaw: " AND environment = ")
             query.appendInterpolation(bind: scope.environment)
-            query.appendInterpolation(unsafeRaw: " AND retracted_at IS NULL AND \(condition) AND original_transaction_id IN (")
-            query.appendInterpolation(selected)
-            query.appendInterpolation(unsafeRaw: ")")
+            query.appendInterpolation(unsafeRaw: " AND retracted_at IS NULL AND \(condition)")
             return query
         }
-        // The subscriptions with a billing issue that began in the range: only theirs are read below.
+        // The subscriptions with a billing issue that began in the range, among those the request's filters select
+        // (product, group, storefront: the ledger knows them). Only theirs are read below.
+        var issues = events("type = 'billing_issue' AND effective_at >= \(first) AND effective_at < \(last)")
+        issues.appendInterpolation(unsafeRaw: " AND original_transaction_id IN (SELECT original_transaction_id FROM ledger WHERE ")
+        issues.appendInterpolation(scope.condition(Self.paid))
         var withIssue = SQLQueryString(" AND original_transaction_id IN (SELECT o FROM (")
-        withIssue.appendInterpolation(events("type = 'billing_issue' AND effective_at >= \(first) AND effective_at < \(last)"))
-        withIssue.appendInterpolation(unsafeRaw: ") issues)")
+        withIssue.appendInterpolation(issues)
+        withIssue.appendInterpolation(unsafeRaw: ")) issues)")
         var query = events(
             "type IN ('billing_issue', 'billing_recovered', 'grace_period_started', 'grace_period_expired', 'subscription_expired')")
         query.appendInterpolation(withIssue)
         // Events of one instant in the order they were recorded (a billing issue before its grace period).
         query.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, effective_at, seq")
         let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
-        // The paid periods of those subscriptions: the renewal that recovered is the first to start at or after the issue.
-        var paidQuery = SQLQueryString(
-            "SELECT original_transaction_id AS o, start_at AS s, \(unsafeRaw: Self.usd("price")) AS usd FROM ledger WHERE ")
-        paidQuery.appendInterpolation(scope.condition(Self.paid + " AND start_at >= \(first)"))
-        paidQuery.appendInterpolation(withIssue)
-        paidQuery.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, start_at")
-        let paidRows = try await database.read { [paidQuery] sql in try await sql.raw(paidQuery).all() }
+        // The paid periods of those subscriptions, if any recovered: the renewal that recovered is the first to start at
+        // or after the issue.
+        var paidRows: [any SQLRow] = []
+        if try rows.contains(where: { try $0.decode(column: "type", as: String.self) == "billing_recovered" }) {
+            var paidQuery = SQLQueryString(
+                "SELECT original_transaction_id AS o, start_at AS s, \(unsafeRaw: Self.usd("price")) AS usd FROM ledger WHERE ")
+            paidQuery.appendInterpolation(scope.condition(Self.paid + " AND start_at >= \(first)"))
+            paidQuery.appendInterpolation(withIssue)
+            paidQuery.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, start_at")
+            paidRows = try await database.read { [paidQuery] sql in try await sql.raw(paidQuery).all() }
+        }
         var periods: [String: [(start: Int64, usd: Double)]] = [:]
         for row in paidRows {
             periods[try row.decode(column: "o", as: String.self), default: []].append(
