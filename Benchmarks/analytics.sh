@@ -23,7 +23,8 @@ if [ -z "${STOREKEEPER_BIN:-}" ]; then
 fi
 bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The server of the database being timed, if one is running: stopped however the script ends.
+trap 'if [ -n "${pid:-}" ]; then kill -TERM "$pid" 2> /dev/null || true; fi; rm -rf "$work"' EXIT
 now_ms=$(python3 -c 'import time; print(int(time.time() * 1000))')
 
 # The ledger rows of subscriptions 1…N, as one INSERT … SELECT over a series of subscriptions and one of periods.
@@ -135,11 +136,11 @@ PY
         for metric in $metrics; do
             took=$(time_get "/v1/apps/$app_id/metrics/$metric?environment=Sandbox&interval=month&from=$months_ago&to=$month_start")
             python3 -c 'import json,sys; json.load(open(sys.argv[1]))["points"]' "$work/answer.json" \
-                || { echo "[$database] $metric did not answer a series: $(head -c 300 "$work/answer.json")" >&2; kill -TERM "$pid"; exit 1; }
+                || { echo "[$database] $metric did not answer a series: $(head -c 300 "$work/answer.json")" >&2; exit 1; }
             echo "[$database] $metric, 12 months by month: ${took} s"
         done
     fi
     kill -TERM "$pid"
     wait "$pid" || true
+    pid=
 done
-rm -rf "$work"
