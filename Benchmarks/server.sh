@@ -13,10 +13,18 @@
 #                                        # median of the rounds' ratios and their spread (this machine is noisy), and
 #                                        # the median time the ledger adds per notification, in µs
 #   LEDGER_COST=1 STOREKEEPER_BIN=a STOREKEEPER_BIN_WITHOUT_LEDGER=b Benchmarks/server.sh   # two builds made elsewhere
+#   LEDGER_COST=1 WAL_FRAMES=1 Benchmarks/server.sh   # also, on SQLite, the pages each notification's commits write to
+#                                                     # the WAL with and without the ledger (one 10 s run of each under
+#                                                     # strace, which slows it): a count that does not move with this
+#                                                     # machine's noise, where the ratio above moves by several points
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+if [ -n "${WAL_FRAMES:-}" ] && ! command -v strace > /dev/null; then
+    apt-get update -q > /dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q strace > /dev/null
+fi
 
 customers=${CUSTOMERS:-6000}
 renewals=${RENEWALS:-4}
@@ -55,8 +63,43 @@ ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications;
     wait "$pid" || true
 }
 
+wal_frames_run() {  # $1 binary: a 10 s ingest on a fresh SQLite database, the server's writes traced; prints the pages
+    # it wrote to the WAL per notification stored (SQLite writes a frame as its 24-byte header, then the page)
+    bin=$1
+    fresh_database sqlite storekeeper_bench_frames
+    local app app_id tracer
+    app=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
+        --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
+    app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+    start_server "$url" "$work/serve-frames.log"
+    strace -f -y -qq -e trace=pwrite64 -e signal=none -o "$work/pwrites.txt" -p "$pid" &
+    tracer=$!
+    sleep 1
+    PAYLOADS="$work/load/payloads.txt" load -d10s -s "$root/Benchmarks/post.lua" \
+        "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
+    # The server ends the requests under way before it exits, and strace ends with it: every commit is counted.
+    kill -TERM "$pid"
+    wait "$pid" || true
+    wait "$tracer" || true
+    python3 - "$work/pwrites.txt" "$url" <<'PY'
+import re, sqlite3, sys
+# A call another thread's interrupts is logged as "<unfinished ...>" and resumed on a line of its own: counted where it starts.
+writes = (re.search(r'pwrite64\(\d+<[^>]*-wal>, ".*"(?:\.\.\.)?, (\d+), \d+', line) for line in open(sys.argv[1]))
+pages = sum(1 for write in writes if write and int(write.group(1)) > 32)
+stored = sqlite3.connect(sys.argv[2]).execute("select count(*) from notifications").fetchone()[0]
+if stored == 0 or pages == 0: sys.exit(f"no notification stored or no WAL write traced ({stored}, {pages})")
+print(f"{pages / stored:.1f} a notification ({pages} for {stored})")
+PY
+}
+
 if [ -n "${LEDGER_COST:-}" ]; then
     for database in $databases; do
+        if [ "$database" = sqlite ] && [ -n "${WAL_FRAMES:-}" ]; then
+            # Assigned before they are printed: set -e stops the script when a run fails, not when echo succeeds.
+            frames_without=$(wal_frames_run "$bin_without_ledger")
+            frames_with=$(wal_frames_run "$bin")
+            echo "[sqlite] pages written to the WAL: without the ledger $frames_without; with it $frames_with"
+        fi
         results=()
         for round in $(seq 1 "${ROUNDS:-5}"); do
             for build in without with; do
