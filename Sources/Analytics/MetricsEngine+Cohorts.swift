@@ -229,11 +229,16 @@ extension MetricsEngine {
         query.appendInterpolation(withIssue)
         // Events of one instant in the order they were recorded (a billing issue before its grace period).
         query.appendInterpolation(unsafeRaw: " ORDER BY original_transaction_id, effective_at, seq")
-        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
+        let rows = try await database.read { [query] sql in try await sql.raw(query).all() }.map { row in
+            (
+                original: try row.decode(column: "o", as: String.self), type: try row.decode(column: "type", as: String.self),
+                at: try row.decode(column: "at", as: Int64.self)
+            )
+        }
         // The paid periods of those subscriptions, if any recovered: the renewal that recovered is the first to start at
         // or after the issue.
         var paidRows: [any SQLRow] = []
-        if try rows.contains(where: { try $0.decode(column: "type", as: String.self) == "billing_recovered" }) {
+        if rows.contains(where: { $0.type == "billing_recovered" }) {
             var paidQuery = SQLQueryString(
                 "SELECT original_transaction_id AS o, start_at AS s, \(unsafeRaw: Self.usd("price")) AS usd FROM ledger WHERE ")
             paidQuery.appendInterpolation(scope.condition(Self.paid + " AND start_at >= \(first)"))
@@ -256,10 +261,7 @@ extension MetricsEngine {
             }
             open = nil
         }
-        for row in rows {
-            let original = try row.decode(column: "o", as: String.self)
-            let type = try row.decode(column: "type", as: String.self)
-            let at = try row.decode(column: "at", as: Int64.self)
+        for (original, type, at) in rows {
             if let issue = open, issue.original != original { close(5) }
             switch type {
             case "billing_issue" where open == nil:
