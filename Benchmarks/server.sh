@@ -50,37 +50,32 @@ cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]}]}
 JSON
 
-ingest_run() {  # $1 binary, $2 database url: POSTs the generated notifications; prints wrk's output (run it in a subshell)
+ingest_run() {  # $1 binary, $2 database url, $3 seconds, $4 (optional) a file for strace's log of the server's pwrite64
+    # calls: POSTs the generated notifications; prints wrk's output (run it in a subshell)
     bin=$1
-    local app app_id
+    local app app_id tracer=
     app=$("$bin" apps create --database-url "$2" --bundle-id com.example.load --environment sandbox \
         --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
     start_server "$2" "$work/serve-ledger-cost.log"
-    PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" --latency \
+    if [ -n "${4:-}" ]; then
+        strace -f -y -qq -e trace=pwrite64 -e signal=none -o "$4" -p "$pid" &
+        tracer=$!
+        sleep 1
+    fi
+    PAYLOADS="$work/load/payloads.txt" load -d"$3s" --latency \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore"
+    # The server ends the requests under way before it exits, and strace ends with it: every commit is traced.
     kill -TERM "$pid"
     wait "$pid" || true
+    if [ -n "$tracer" ]; then wait "$tracer" || true; fi
 }
 
 wal_frames_run() {  # $1 binary: a 10 s ingest on a fresh SQLite database, the server's writes traced; prints the pages
     # it wrote to the WAL per notification stored (SQLite writes a frame as its 24-byte header, then the page)
     bin=$1
     fresh_database sqlite storekeeper_bench_frames
-    local app app_id tracer
-    app=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
-        --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
-    app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
-    start_server "$url" "$work/serve-frames.log"
-    strace -f -y -qq -e trace=pwrite64 -e signal=none -o "$work/pwrites.txt" -p "$pid" &
-    tracer=$!
-    sleep 1
-    PAYLOADS="$work/load/payloads.txt" load -d10s -s "$root/Benchmarks/post.lua" \
-        "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
-    # The server ends the requests under way before it exits, and strace ends with it: every commit is counted.
-    kill -TERM "$pid"
-    wait "$pid" || true
-    wait "$tracer" || true
+    ingest_run "$bin" "$url" 10 "$work/pwrites.txt" > /dev/null
     python3 - "$work/pwrites.txt" "$url" <<'PY'
 import re, sqlite3, sys
 # A call another thread's interrupts is logged as "<unfinished ...>" and resumed on a line of its own: counted where it starts.
@@ -105,7 +100,7 @@ if [ -n "${LEDGER_COST:-}" ]; then
             for build in without with; do
                 fresh_database "$database" storekeeper_bench_ledger
                 if [ "$build" = with ]; then binary=$bin; else binary=$bin_without_ledger; fi
-                output=$(ingest_run "$binary" "$url")
+                output=$(ingest_run "$binary" "$url" "$duration")
                 echo "[$database] ingest $build the ledger, round $round: $(echo "$output" | summary)"
                 results+=("$build $(echo "$output" | sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')")
             done
