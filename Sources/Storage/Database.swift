@@ -325,6 +325,13 @@ public final class StorageDatabase: Sendable {
         try await lock.withLock { try await writer.sql().raw(SQLQueryString(statement)).run() }
     }
 
+    /// Runs `body` between SQLite's write transactions, none beginning until it returns (the writer's lock held); on
+    /// PostgreSQL, just runs it. For the checkpoint that lets the writer start the log over (`WALCheckpointer`).
+    func betweenSQLiteWrites<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        guard case .sqlite(_, _, let lock, _) = backend else { return try await body() }
+        return try await lock.withLock(body)
+    }
+
     /// Whether the database answers (for `/health`).
     public func ping() async throws {
         try await read { try await $0.raw("SELECT 1").run() }

@@ -7,7 +7,8 @@ import SQLiteKit
 /// into the database file (and syncs the file) whenever the log has passed 1,000 pages, inside that commit, while every
 /// other write waits for it. While a checkpointer runs the writer never checkpoints (`wal_autocheckpoint` 0): the
 /// checkpointer copies the log on a connection and a thread of its own, PASSIVE (it waits for no writer or reader,
-/// and none waits for it; what a reader still reads is copied next time). Committed data is as safe either way: a
+/// and none waits for it; what a reader still reads is copied next time), and once the log is long, once more between
+/// two writes so that the next one starts it over (`checkpointAndRewind`). Committed data is as safe either way: a
 /// commit is in the log before it is answered. Stopping it gives the writer its checkpoints back.
 public final class WALCheckpointer: Sendable {
     private let database: StorageDatabase
@@ -34,6 +35,23 @@ public final class WALCheckpointer: Sendable {
         } catch {
             throw StorageError(.unavailable, "a checkpoint of the SQLite log failed: \(error)")
         }
+    }
+
+    /// A log at least this long is started over (`checkpointAndRewind`): SQLite's own default checkpoint size.
+    static let rewindPages = writerPages
+
+    /// `checkpoint()`, and when the log is `rewindPages` long or more, a second checkpoint between two write
+    /// transactions (none begins while it runs), which copies what was committed during the first. SQLite writes the
+    /// log over from its first page only when a write begins with the whole log in the database file and no reader
+    /// still in it, which checkpoints taken alongside the writes never leave behind: without this, as long as writes
+    /// keep coming, the log grows (a gigabyte in twenty seconds of ingest at full speed) and every page written past
+    /// its end costs the kernel a new zeroed page of the file. A reader still in the log (its copied pages fall short
+    /// of the log) leaves it for the next call. Answers the last checkpoint's figures.
+    @discardableResult
+    public func checkpointAndRewind() async throws -> (logPages: Int, copied: Int) {
+        let alongside = try await checkpoint()
+        guard alongside.logPages >= Self.rewindPages else { return alongside }
+        return try await database.betweenSQLiteWrites { try await checkpoint() }
     }
 
     /// Gives the writer its checkpoints back, copies what is left, and closes its connection and thread.

@@ -36,6 +36,61 @@ struct WALCheckpointerTests {
         await database.close()
     }
 
+    @Test(
+        "a long log is copied once more between two writes, and the next write starts it over; not while a reader is still in it"
+    )
+    func rewind() async throws {
+        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
+        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
+        let checkpointer = try #require(try await database.takeOverCheckpoints())
+        try await Self.write(database, count: 700)
+        // A read transaction that began before the last writes: what it reads stays in the log, so the log stays.
+        try await database.read { sql in
+            try await sql.raw("BEGIN").run()
+            _ = try await sql.raw("SELECT COUNT(*) AS n FROM scratch").first()
+            try await Self.write(database, count: 5)
+            let held = try await checkpointer.checkpointAndRewind()
+            #expect(held.logPages > 1400 && held.copied < held.logPages, "\(held)")
+            try await Self.write(database, count: 5)
+            try await sql.raw("COMMIT").run()
+        }
+        let kept = try await checkpointer.checkpoint()
+        #expect(kept.logPages > 1400, "the log was started over under a reader: \(kept)")
+        // The reader gone: all of it copied, and the next writes write it over from its start.
+        let rewound = try await checkpointer.checkpointAndRewind()
+        #expect(rewound.copied == rewound.logPages, "\(rewound)")
+        try await Self.write(database, count: 10)
+        let after = try await checkpointer.checkpoint()
+        #expect(after.logPages > 0 && after.logPages < 100, "the log was not started over: \(after)")
+        // A short log is only checkpointed alongside the writes.
+        #expect(try await checkpointer.checkpointAndRewind().logPages < 100)
+        await checkpointer.stop()
+        await database.close()
+    }
+
+    @Test("with writes that keep coming (none begins with the whole log copied by a checkpoint alongside), the log is still started over")
+    func rewindUnderWrites() async throws {
+        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
+        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
+        let checkpointer = try #require(try await database.takeOverCheckpoints())
+        let ticks = Task {
+            var rewinds = 0
+            while !Task.isCancelled {
+                if let taken = try? await checkpointer.checkpointAndRewind(), taken.logPages >= 1000 { rewinds += 1 }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return rewinds
+        }
+        // About 5,000 pages of log in all (checkpoints alongside alone leave it so): started over, it ends far shorter.
+        try await Self.write(database, count: 1500)
+        ticks.cancel()
+        let rewinds = await ticks.value
+        let end = try await checkpointer.checkpoint()
+        #expect(rewinds > 0 && end.logPages < 2000, "\(rewinds) rewinds, the log at \(end.logPages) pages")
+        await checkpointer.stop()
+        await database.close()
+    }
+
     @Test("PostgreSQL has no checkpointer to take over", .enabled(if: TestDatabase.postgresURL != nil))
     func noneOnPostgres() async throws {
         let database = try await StorageDatabase.open(try await TestDatabase.postgres.fresh())

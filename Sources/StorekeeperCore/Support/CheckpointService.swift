@@ -3,8 +3,8 @@ import ServiceLifecycle
 import Storage
 
 /// Checkpoints a SQLite database beside the server, every `interval`, rather than inside the commits that pass 1,000
-/// pages of log, while every other write waits (`WALCheckpointer`). Listed for SQLite only. Should the checkpointer fail
-/// to start, the writer keeps its own checkpoints and the server goes on.
+/// pages of log, while every other write waits, and starts a long log over (`WALCheckpointer`). Listed for SQLite only.
+/// Should the checkpointer fail to start, the writer keeps its own checkpoints and the server goes on.
 struct CheckpointService: Service {
     let database: StorageDatabase
     let logger: Logger
@@ -22,7 +22,7 @@ struct CheckpointService: Service {
             return
         }
         await everyUntilShutdown(interval, logger: logger, failure: "could not checkpoint the SQLite log") {
-            try await checkpointer.checkpoint()
+            try await checkpointer.checkpointAndRewind()
         }
         await checkpointer.stop()
     }
