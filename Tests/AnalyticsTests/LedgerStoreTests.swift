@@ -143,4 +143,30 @@ struct LedgerStoreTests {
             #expect(details.contains { $0.contains("ledger_currency") }, "\(details)")
         }
     }
+
+    @Test(
+        "churn's lapses: on SQLite through the index of ends, which carries next_start (no partial index for every renewal to update); PostgreSQL keeps the partial index",
+        arguments: TestDatabase.available)
+    func lapsesIndex(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            let names: SQLQueryString =
+                kind == .sqlite
+                ? "SELECT name AS n FROM sqlite_master WHERE type = 'index' AND tbl_name = 'ledger'"
+                : "SELECT indexname AS n FROM pg_indexes WHERE tablename = 'ledger'"
+            let indexes = try await database.reading { session in
+                Set(try await session.sql.raw(names).all().map { try $0.decode(column: "n", as: String.self) })
+            }
+            #expect(indexes.contains("ledger_active_until") && indexes.contains("ledger_start"), "\(indexes)")
+            guard kind == .sqlite else {
+                #expect(indexes.contains("ledger_lapses"), "\(indexes)")
+                return
+            }
+            #expect(!indexes.contains("ledger_lapses"), "\(indexes)")
+            let columns = try await database.reading { session in
+                try await session.sql.raw("SELECT name FROM pragma_index_info('ledger_active_until') ORDER BY seqno").all()
+                    .map { try $0.decode(column: "name", as: String.self) }
+            }
+            #expect(columns == ["app_id", "environment", "active_until", "next_start"])
+        }
+    }
 }
