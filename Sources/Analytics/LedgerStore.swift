@@ -106,18 +106,35 @@ extension StorageSession {
         // SQLite prepares every statement anyway, so what it compiles is what costs: a row whose change is outside what
         // the sums read (a renewal's predecessor learns of its successor) is an UPDATE of the columns that changed, in
         // place: the summary's update trigger is not compiled into it, and only the indexes that read those columns
-        // move (a REPLACE deletes the row from every index and inserts it again, and moves the summary twice). Any
-        // other row is written whole with INSERT OR REPLACE, about half what an upsert's DO UPDATE costs to prepare
-        // (the delete trigger, with recursive_triggers on, takes the replaced row out of the summary). It binds at
-        // most 32,766 values per statement: 30 a row, in slices of 500.
-        var whole: [LedgerEntry] = []
+        // move (a REPLACE deletes the row from every index and inserts it again, and moves the summary twice). A row
+        // the customer did not have (a new period) is an INSERT that skips a taken key, which compiles no delete of a
+        // row it replaces and no delete trigger. Any other row is written whole with INSERT OR REPLACE, about half what an upsert's DO
+        // UPDATE costs to prepare (the delete trigger, with recursive_triggers on, takes the replaced row out of the
+        // summary). It binds at most 32,766 values per statement: 30 a row, in slices of 500.
+        var (new, whole): ([LedgerEntry], [LedgerEntry]) = ([], [])
         for entry in changed {
             let written = entry.written
-            if let old = rows[entry.transactionId]?.written, LedgerColumns.changesOutsideSums(from: old, to: written) {
-                if let update = Self.outsideSumsUpdate(entry, from: old, to: written) { try await sql.raw(update).run() }
+            if let old = rows[entry.transactionId]?.written {
+                if !LedgerColumns.changesOutsideSums(from: old, to: written) {
+                    whole.append(entry)
+                } else if let update = Self.outsideSumsUpdate(entry, from: old, to: written) {
+                    try await sql.raw(update).run()
+                }
             } else {
-                whole.append(entry)
+                new.append(entry)
             }
+        }
+        for slice in new.chunks(of: 500) {
+            // A transaction the ledger lists under another customer (it moved here) is left out, and replaced below.
+            let inserted = try await sql.raw(
+                """
+                INSERT INTO ledger (\(unsafeRaw: LedgerColumns.insertList)) VALUES \(SQLList(slice.map(Self.values)))
+                ON CONFLICT DO NOTHING RETURNING transaction_id
+                """
+            ).all()
+            guard inserted.count < slice.count else { continue }
+            let ids = Set(try inserted.map { try $0.decode(column: "transaction_id", as: String.self) })
+            whole += slice.filter { !ids.contains($0.transactionId) }
         }
         for slice in whole.chunks(of: 500) {
             try await sql.raw(

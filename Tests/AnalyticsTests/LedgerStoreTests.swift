@@ -131,6 +131,32 @@ struct LedgerStoreTests {
         }
     }
 
+    @Test(
+        "a customer's new rows are inserted and a transaction listed under another customer moves to it, in one write; the summary moves by each",
+        arguments: TestDatabase.available)
+    func newAndMovedRows(_ kind: TestDatabase) async throws {
+        try await LedgerFormulaTests.withDatabase(kind) { database in
+            let (start, month) = (Int64(1_767_225_600_000), Int64(2_592_000_000))
+            let first = LedgerFormulaTests.period("t1", chain: "o1", customer: "a", start: start, end: start + month)
+            let second = LedgerFormulaTests.period("t2", chain: "o2", customer: "a", start: start, end: start + month)
+            try await LedgerFormulaTests.store([first, second], in: database)
+            var moved = second
+            (moved.customerId, moved.price, moved.monthlyPrice) = ("b", 4990, 4990)
+            let added = LedgerFormulaTests.period("t3", chain: "o3", customer: "b", start: start + month, end: start + 2 * month)
+            let moves = SQLQueryString("SELECT COUNT(*) AS n FROM \(unsafeRaw: LedgerSummary.movesTable)")
+            let before = try await database.reading { try await $0.sql.raw(moves).first()?.decode(column: "n", as: Int64.self) }
+            let written = [moved, added]
+            try await database.writing { try await $0.replaceLedger(customerId: "b", environment: "Production", with: written) }
+            let a = try await database.reading { try await $0.storedLedger(customerId: "a").rows(in: "Production") }
+            let b = try await database.reading { try await $0.storedLedger(customerId: "b").rows(in: "Production") }
+            #expect(Set(a.values) == [first])
+            #expect(Set(b.values) == [moved, added])
+            // t3 in (one move), and t2 out and back in at its new price (two).
+            let after = try await database.reading { try await $0.sql.raw(moves).first()?.decode(column: "n", as: Int64.self) }
+            #expect(before.map { $0 + 3 } == after)
+        }
+    }
+
     @Test("a rates import finds the rows to convert through the index of non-USD rows (SQLite's plan)")
     func conversionUsesItsIndex() async throws {
         try await LedgerFormulaTests.withDatabase(.sqlite) { database in
