@@ -13,13 +13,18 @@ struct WALCheckpointerTests {
         }
     }
 
+    /// A fresh SQLite database with a `scratch` table, its checkpoints taken over.
+    static func checkpointed() async throws -> (StorageDatabase, WALCheckpointer) {
+        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
+        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
+        return (database, try #require(try await database.takeOverCheckpoints()))
+    }
+
     @Test(
         "while a checkpointer runs the writer copies nothing back, and the checkpointer copies everything; stopped, the writer checkpoints again"
     )
     func checkpointsOffTheWriter() async throws {
-        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
-        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
-        let checkpointer = try #require(try await database.takeOverCheckpoints())
+        let (database, checkpointer) = try await Self.checkpointed()
         // 700 transactions of two pages or more: past the writer's 1,000 pages, the log keeps growing.
         try await Self.write(database, count: 700)
         let taken = try await checkpointer.checkpoint()
@@ -40,9 +45,7 @@ struct WALCheckpointerTests {
         "a long log is copied once more between two writes, and the next write starts it over; not while a reader is still in it"
     )
     func rewind() async throws {
-        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
-        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
-        let checkpointer = try #require(try await database.takeOverCheckpoints())
+        let (database, checkpointer) = try await Self.checkpointed()
         try await Self.write(database, count: 700)
         // A read transaction that began before the last writes: what it reads stays in the log, so the log stays.
         try await database.read { sql in
@@ -70,9 +73,7 @@ struct WALCheckpointerTests {
 
     @Test("with writes that keep coming (none begins with the whole log copied by a checkpoint alongside), the log is still started over")
     func rewindUnderWrites() async throws {
-        let database = try await StorageDatabase.open(try await TestDatabase.sqlite.fresh())
-        try await database.transaction { try await $0.raw("CREATE TABLE scratch (bytes BLOB)").run() }
-        let checkpointer = try #require(try await database.takeOverCheckpoints())
+        let (database, checkpointer) = try await Self.checkpointed()
         let ticks = Task {
             var rewinds = 0
             while !Task.isCancelled {
