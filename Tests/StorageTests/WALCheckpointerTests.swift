@@ -71,23 +71,46 @@ struct WALCheckpointerTests {
         await database.close()
     }
 
-    @Test("with writes that keep coming (none begins with the whole log copied by a checkpoint alongside), the log is still started over")
-    func rewindUnderWrites() async throws {
+    /// Set once, read from another task.
+    actor Flag {
+        private(set) var raised = false
+        func raise() { raised = true }
+    }
+
+    @Test(
+        "a long log is copied a second time once the write under way has committed (which a copy alongside it misses), so that the next write starts it over"
+    )
+    func rewindAfterTheWriteUnderWay() async throws {
         let (database, checkpointer) = try await Self.checkpointed()
-        let ticks = Task {
-            var rewinds = 0
-            while !Task.isCancelled {
-                if let taken = try? await checkpointer.checkpointAndRewind(), taken.logPages >= 1000 { rewinds += 1 }
-                try? await Task.sleep(for: .milliseconds(10))
+        try await Self.write(database, count: 700)
+        // A write transaction held open until told to commit.
+        let (began, beginning) = AsyncStream<Void>.makeStream()
+        let (commit, committing) = AsyncStream<Void>.makeStream()
+        let writing = Task {
+            try await database.transaction { db in
+                try await db.raw("INSERT INTO scratch (bytes) VALUES (randomblob(6000))").run()
+                beginning.yield()
+                for await _ in commit { break }
             }
-            return rewinds
         }
-        // About 5,000 pages of log in all (checkpoints alongside alone leave it so): started over, it ends far shorter.
-        try await Self.write(database, count: 1500)
-        ticks.cancel()
-        let rewinds = await ticks.value
-        let end = try await checkpointer.checkpoint()
-        #expect(rewinds > 0 && end.logPages < 2000, "\(rewinds) rewinds, the log at \(end.logPages) pages")
+        for await _ in began { break }
+        let done = Flag()
+        let rewinding = Task {
+            let taken = try await checkpointer.checkpointAndRewind()
+            await done.raise()
+            return taken
+        }
+        // It copies the log alongside the write under way, then waits for it to end: the write's commit lands in the
+        // log after that copy, where the next write would find it uncopied and go on appending.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(await done.raised == false, "the second checkpoint did not wait for the write under way")
+        committing.yield()
+        try await writing.value
+        let rewound = try await rewinding.value
+        #expect(rewound.logPages > 1400 && rewound.copied == rewound.logPages, "\(rewound)")
+        try await Self.write(database, count: 10)
+        let after = try await checkpointer.checkpoint()
+        #expect(after.logPages > 0 && after.logPages < 100, "the log was not started over: \(after)")
         await checkpointer.stop()
         await database.close()
     }
