@@ -108,9 +108,9 @@ extension StorageSession {
         // place: the summary's update trigger is not compiled into it, and only the indexes that read those columns
         // move (a REPLACE deletes the row from every index and inserts it again, and moves the summary twice). A row
         // the customer did not have (a new period) is an INSERT that skips a taken key, which compiles no delete of a
-        // row it replaces and no delete trigger. Any other row is written whole with INSERT OR REPLACE, about half what an upsert's DO
-        // UPDATE costs to prepare (the delete trigger, with recursive_triggers on, takes the replaced row out of the
-        // summary). It binds at most 32,766 values per statement: 30 a row, in slices of 500.
+        // row it replaces and no delete trigger. Any other row is written whole with INSERT OR REPLACE, about half what
+        // an upsert's DO UPDATE costs to prepare (the delete trigger, with recursive_triggers on, takes the replaced
+        // row out of the summary). It binds at most 32,766 values per statement: 30 a row, in slices of 500.
         var (new, whole): ([LedgerEntry], [LedgerEntry]) = ([], [])
         for entry in changed {
             let written = entry.written
