@@ -10,11 +10,17 @@ import Testing
 @Suite("Storage")
 struct StorageTests {
     /// A migrated database with one app.
+    /// Closed again if that fails: a PostgreSQL pool dropped open stops the test process (AsyncKit asserts).
     static func database(_ kind: TestDatabase) async throws -> StorageDatabase {
         let database = try await StorageDatabase.open(try await kind.fresh())
-        _ = try await Migrator(database: database).migrate()
-        try await database.writing { session in
-            try await session.insertApp(AppRecord(id: "app_1", bundleId: "com.example", config: "{}", createdAt: 1, updatedAt: 1))
+        do {
+            _ = try await Migrator(database: database).migrate()
+            try await database.writing { session in
+                try await session.insertApp(AppRecord(id: "app_1", bundleId: "com.example", config: "{}", createdAt: 1, updatedAt: 1))
+            }
+        } catch {
+            await database.close()
+            throw error
         }
         return database
     }
