@@ -9,8 +9,8 @@ import Testing
 /// database.
 @Suite("Storage")
 struct StorageTests {
-    /// A migrated database with one app.
-    /// Closed again if that fails: a PostgreSQL pool dropped open stops the test process (AsyncKit asserts).
+    /// A migrated database with one app; closed again if migrating or adding the app fails (a PostgreSQL pool dropped
+    /// open stops the test process: AsyncKit asserts).
     static func database(_ kind: TestDatabase) async throws -> StorageDatabase {
         let database = try await StorageDatabase.open(try await kind.fresh())
         do {

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import SQLKit
 import Storage
 import TestSupport
@@ -71,12 +72,6 @@ struct WALCheckpointerTests {
         await database.close()
     }
 
-    /// Set once, read from another task.
-    actor Flag {
-        private(set) var raised = false
-        func raise() { raised = true }
-    }
-
     @Test(
         "a long log is copied a second time once the write under way has committed (which a copy alongside it misses), so that the next write starts it over"
     )
@@ -94,16 +89,16 @@ struct WALCheckpointerTests {
             }
         }
         for await _ in began { break }
-        let done = Flag()
+        let done = NIOLockedValueBox(false)
         let rewinding = Task {
             let taken = try await checkpointer.checkpointAndRewind()
-            await done.raise()
+            done.withLockedValue { $0 = true }
             return taken
         }
         // It copies the log alongside the write under way, then waits for it to end: the write's commit lands in the
         // log after that copy, where the next write would find it uncopied and go on appending.
         try await Task.sleep(for: .milliseconds(300))
-        #expect(await done.raised == false, "the second checkpoint did not wait for the write under way")
+        #expect(done.withLockedValue { $0 } == false, "the second checkpoint did not wait for the write under way")
         committing.yield()
         try await writing.value
         let rewound = try await rewinding.value
