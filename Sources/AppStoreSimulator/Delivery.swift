@@ -84,8 +84,13 @@ public enum Webhook {
         return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
     }()
 
-    /// A sender that posts to `url` with AsyncHTTPClient.
-    public static func http(_ url: String, client: HTTPClient = Webhook.client, timeout: TimeAmount = .seconds(30)) -> WebhookSender {
+    /// A sender that posts to `url` with AsyncHTTPClient. Every failed attempt is told to `failed` at once, in words:
+    /// the server's status and the start of its error body, or why no answer came (Apple retries either way, and so
+    /// does the simulator, but a user should see at once why the server refused).
+    public static func http(
+        _ url: String, client: HTTPClient = Webhook.client, timeout: TimeAmount = .seconds(30),
+        failed: (@Sendable (String) -> Void)? = nil
+    ) -> WebhookSender {
         { notification in
             var request = HTTPClientRequest(url: url)
             request.method = .POST
@@ -93,12 +98,34 @@ public enum Webhook {
             request.body = .bytes(ByteBuffer(bytes: body(notification)))
             do {
                 let response = try await client.execute(request, timeout: timeout)
-                _ = try? await response.body.collect(upTo: 1 << 20)
-                return Int(response.status.code)
+                let answer = try? await response.body.collect(upTo: 1 << 20)
+                let status = Int(response.status.code)
+                if !(200..<300).contains(status), let failed {
+                    failed(refusal(status: status, body: answer.map { String(buffer: $0) } ?? ""))
+                }
+                return status
             } catch {
+                failed?("no answer from \(url): \(error)")
                 return nil
             }
         }
+    }
+
+    /// A refused delivery in words: `the server answered 403: invalidAppIdentifier: …` (the error's code and message
+    /// when the body is the server's error document, else the body's first 300 characters).
+    public static func refusal(status: Int, body: String) -> String {
+        struct ErrorDocument: Decodable {
+            struct Inner: Decodable {
+                var code: String
+                var message: String
+            }
+            var error: Inner
+        }
+        if let document = try? JSONDecoder().decode(ErrorDocument.self, from: Data(body.utf8)) {
+            return "the server answered \(status): \(document.error.code): \(document.error.message)"
+        }
+        let text = body.trimmingCharacters(in: .whitespacesAndNewlines)
+        return "the server answered \(status)" + (text.isEmpty ? "" : ": \(text.prefix(300))")
     }
 }
 

@@ -34,15 +34,31 @@ public struct MetricResult: Codable, Hashable, Sendable {
     public var value: Double
     /// Users in the metric's denominator.
     public var count: Int
+    /// The relative lift over the control; nil for the control, and when the control's value is 0 (then
+    /// `liftUndefinedReason` says so, and `difference` is the comparison).
     public var lift: Double?
     public var ci: [Double]?
+    /// Why `lift` is nil although the arms were compared: a relative change from 0 is undefined.
+    public var liftUndefinedReason: String?
+    /// The absolute difference from the control (treatment − control), in the metric's own unit, and its interval.
+    public var difference: Double?
+    public var differenceCi: [Double]?
+    /// The difference's always-valid interval (what the recommendation reads when the lift is undefined).
+    public var sequentialDifferenceCi: [Double]?
     public var pValue: Double?
     /// Holm-adjusted across the treatment variants × the goal metrics (trial, paid, revenue).
     public var pValueAdjusted: Double?
     /// The lift's always-valid interval, for results looked at every day.
     public var sequentialCi: [Double]?
+    /// The chance the treatment's value is above the control's: Φ(difference / its standard error).
     public var chanceToBeatControl: Double?
+    /// The expected loss of choosing the treatment, in the lift's units (nil when the lift is undefined).
     public var expectedLoss: Double?
+}
+
+extension MetricResult {
+    /// What `liftUndefinedReason` says when the control's value is 0.
+    public static let zeroControlReason = "the control's value is 0: a relative lift is undefined (see difference)"
 }
 
 public struct VariantResult: Codable, Hashable, Sendable {
@@ -112,17 +128,28 @@ public enum Analysis {
                         ? HypothesisTests.twoProportion(control: base.summary, treatment: arm.summary, alpha: options.alpha)
                         : HypothesisTests.welch(control: base.summary, treatment: arm.summary, alpha: options.alpha)
                     let critical = Distributions.normalQuantile(1 - options.alpha / 2)
-                    let standardError = (comparison.liftInterval.upperBound - comparison.lift) / critical
-                    result.lift = comparison.lift
-                    result.ci = [comparison.liftInterval.lowerBound, comparison.liftInterval.upperBound]
+                    let totalCount = arm.summary.count + base.summary.count
+                    func sequential(_ center: Double, _ standardError: Double) -> [Double] {
+                        let half = HypothesisTests.sequentialHalfWidth(
+                            standardError: standardError, totalCount: totalCount, alpha: options.alpha, tuning: options.sequentialTuning)
+                        return [center - half, center + half]
+                    }
                     result.pValue = comparison.pValue
-                    let half = HypothesisTests.sequentialHalfWidth(
-                        standardError: standardError, totalCount: arm.summary.count + base.summary.count,
-                        alpha: options.alpha, tuning: options.sequentialTuning)
-                    result.sequentialCi = [comparison.lift - half, comparison.lift + half]
-                    let bayes = HypothesisTests.chanceToBeatControl(mean: comparison.lift, standardDeviation: standardError)
-                    result.chanceToBeatControl = bayes.chance
-                    result.expectedLoss = bayes.expectedLoss
+                    result.difference = comparison.difference
+                    result.differenceCi = [comparison.differenceInterval.lowerBound, comparison.differenceInterval.upperBound]
+                    result.sequentialDifferenceCi = sequential(comparison.difference, comparison.differenceStandardError)
+                    result.chanceToBeatControl =
+                        HypothesisTests.chanceToBeatControl(mean: comparison.difference, standardDeviation: comparison.differenceStandardError)
+                        .chance
+                    if let lift = comparison.lift, let interval = comparison.liftInterval {
+                        let standardError = (interval.upperBound - lift) / critical
+                        result.lift = lift
+                        result.ci = [interval.lowerBound, interval.upperBound]
+                        result.sequentialCi = sequential(lift, standardError)
+                        result.expectedLoss = HypothesisTests.chanceToBeatControl(mean: lift, standardDeviation: standardError).expectedLoss
+                    } else {
+                        result.liftUndefinedReason = MetricResult.zeroControlReason
+                    }
                 }
                 metrics[name] = result
             }

@@ -16,9 +16,12 @@ enum StrictKeys {
         init?(intValue: Int) { nil }
     }
 
-    static func refuseUnknown<Keys: CodingKey & CaseIterable>(_ decoder: any Decoder, _ keys: Keys.Type, what: String) throws {
+    /// Refuses the first key that is neither one of `keys` nor one of `ignoring` (fields a reader passes over).
+    static func refuseUnknown<Keys: CodingKey & CaseIterable>(
+        _ decoder: any Decoder, _ keys: Keys.Type, what: String, ignoring: Set<String> = []
+    ) throws {
         guard let option, decoder.userInfo[option] as? Bool == true else { return }
-        let known = Set(Keys.allCases.map(\.stringValue))
+        let known = Set(Keys.allCases.map(\.stringValue)).union(ignoring)
         let container = try decoder.container(keyedBy: AnyKey.self)
         if let unknown = container.allKeys.map(\.stringValue).sorted().first(where: { !known.contains($0) }) {
             throw DecodingError.dataCorrupted(

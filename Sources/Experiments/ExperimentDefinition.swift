@@ -102,10 +102,14 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
         case key, placement, seed, phase, status, winner, variants, coverage, targeting, namespace, startedAt, hashVersion
     }
 
+    /// What the server keeps beside a definition and answers with it: read past, so that the server's own answer is a
+    /// definition everywhere one is read (the CLI, the simulator, a POST of it again).
+    public static let serverKeptKeys: Set<String> = ["createdAt", "updatedAt"]
+
     /// Only `key` and `variants` are required. An unknown field is refused when the decoder asks for it (see
-    /// ``StrictKeys``), as ``decode(_:requireWeightsSumToOne:)`` does.
+    /// ``StrictKeys``), as ``decode(_:requireWeightsSumToOne:)`` does; the server-kept fields are read past.
     public init(from decoder: any Decoder) throws {
-        try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "an experiment definition")
+        try StrictKeys.refuseUnknown(decoder, CodingKeys.self, what: "an experiment definition", ignoring: Self.serverKeptKeys)
         let c = try decoder.container(keyedBy: CodingKeys.self)
         key = try c.decode(String.self, forKey: .key)
         placement = try c.decodeIfPresent(String.self, forKey: .placement)

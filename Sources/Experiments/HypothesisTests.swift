@@ -5,10 +5,17 @@ public struct Comparison: Codable, Hashable, Sendable {
     /// The control's and the treatment's rate or mean.
     public var control: Double
     public var treatment: Double
-    /// Relative lift, treatment / control − 1.
-    public var lift: Double
-    /// The lift's confidence interval at 1 − α, by the delta method.
-    public var liftInterval: ClosedRange<Double>
+    /// Relative lift, treatment / control − 1; nil when the control's value is 0, where a relative change is undefined
+    /// (`difference` still says how far apart the arms are).
+    public var lift: Double?
+    /// The lift's confidence interval at 1 − α, by the delta method; nil with the lift.
+    public var liftInterval: ClosedRange<Double>?
+    /// The absolute difference, treatment − control, defined whatever the control's value.
+    public var difference: Double
+    /// The difference's confidence interval at 1 − α (unpooled standard error).
+    public var differenceInterval: ClosedRange<Double>
+    /// The difference's standard error (unpooled), what the chance to beat the control is computed from.
+    public var differenceStandardError: Double
     /// The two-sided p-value: the two-proportion z-test, or Welch's t-test for means.
     public var pValue: Double
     /// The test statistic (z or t).
@@ -43,9 +50,13 @@ public enum HypothesisTests {
         let standardError = (pooled * (1 - pooled) * (1 / Double(control.count) + 1 / Double(treatment.count))).squareRoot()
         let z = standardError > 0 ? (treatment.mean - control.mean) / standardError : 0
         let p = 2 * (1 - Distributions.normalCDF(abs(z)))
+        let critical = Distributions.normalQuantile(1 - alpha / 2)
+        let unpooled = differenceStandardError(control, treatment)
+        let difference = treatment.mean - control.mean
         return Comparison(
             control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
-            liftInterval: liftInterval(control, treatment, critical: Distributions.normalQuantile(1 - alpha / 2)),
+            liftInterval: liftInterval(control, treatment, critical: critical), difference: difference,
+            differenceInterval: (difference - critical * unpooled)...(difference + critical * unpooled), differenceStandardError: unpooled,
             pValue: p, statistic: z)
     }
 
@@ -58,10 +69,13 @@ public enum HypothesisTests {
         let t = standardError > 0 ? (treatment.mean - control.mean) / standardError : 0
         let df = welchDegreesOfFreedom(control, treatment)
         let p = standardError > 0 ? Distributions.studentTTwoSidedPValue(t, df: df) : 1
+        let critical = Distributions.studentTQuantile(1 - alpha / 2, df: df)
+        let difference = treatment.mean - control.mean
         return Comparison(
             control: control.mean, treatment: treatment.mean, lift: relativeLift(control, treatment),
-            liftInterval: liftInterval(control, treatment, critical: Distributions.studentTQuantile(1 - alpha / 2, df: df)),
-            pValue: p, statistic: t)
+            liftInterval: liftInterval(control, treatment, critical: critical), difference: difference,
+            differenceInterval: (difference - critical * standardError)...(difference + critical * standardError),
+            differenceStandardError: standardError, pValue: p, statistic: t)
     }
 
     /// (vc/nc + vt/nt)² / ((vc/nc)²/(nc − 1) + (vt/nt)²/(nt − 1)).
@@ -72,20 +86,26 @@ public enum HypothesisTests {
         return denominator > 0 ? (vc + vt) * (vc + vt) / denominator : Double(control.count + treatment.count - 2)
     }
 
-    static func relativeLift(_ control: ArmSummary, _ treatment: ArmSummary) -> Double {
-        control.mean != 0 ? treatment.mean / control.mean - 1 : 0
+    /// treatment / control − 1; nil when the control's value is 0.
+    static func relativeLift(_ control: ArmSummary, _ treatment: ArmSummary) -> Double? {
+        control.mean != 0 ? treatment.mean / control.mean - 1 : nil
     }
 
-    /// Var(mt/mc) ≈ (mt/mc)² · (vt/(nt·mt²) + vc/(nc·mc²)), the delta method for a ratio of independent means.
-    static func liftInterval(_ control: ArmSummary, _ treatment: ArmSummary, critical: Double) -> ClosedRange<Double> {
-        guard control.mean != 0, treatment.mean != 0 else { return 0...0 }
-        let ratio = treatment.mean / control.mean
+    /// √(vc/nc + vt/nt): the standard error of the difference in means (for proportions, of rates), without pooling.
+    static func differenceStandardError(_ control: ArmSummary, _ treatment: ArmSummary) -> Double {
+        (control.variance / Double(max(control.count, 1)) + treatment.variance / Double(max(treatment.count, 1))).squareRoot()
+    }
+
+    /// Var(mt/mc) ≈ vt/(nt·mc²) + mt²·vc/(nc·mc⁴), the delta method for a ratio of independent means (written so
+    /// that a treatment at 0 keeps its interval); nil when the control's value is 0.
+    static func liftInterval(_ control: ArmSummary, _ treatment: ArmSummary, critical: Double) -> ClosedRange<Double>? {
+        guard control.mean != 0 else { return nil }
+        let mc2 = control.mean * control.mean
         let variance =
-            ratio * ratio
-            * (treatment.variance / (Double(treatment.count) * treatment.mean * treatment.mean)
-                + control.variance / (Double(control.count) * control.mean * control.mean))
+            treatment.variance / (Double(treatment.count) * mc2)
+            + treatment.mean * treatment.mean * control.variance / (Double(control.count) * mc2 * mc2)
         let half = critical * variance.squareRoot()
-        let lift = ratio - 1
+        let lift = treatment.mean / control.mean - 1
         return (lift - half)...(lift + half)
     }
 

@@ -32,7 +32,8 @@ public final class AddressPolicy: Sendable {
         return host
     }
 
-    /// Throws `forbiddenAddress` for a URL that must not be called.
+    /// Throws `forbiddenAddress` for a URL that must not be called, and `unresolvableAddress` for a host name that does
+    /// not resolve now (a failure to retry; it is not remembered).
     public func check(_ url: String) async throws(IntegrationError) {
         guard let rawHost = Self.httpHost(of: url) else {
             throw IntegrationError(.forbiddenAddress, "not an http or https URL with a host")
@@ -54,7 +55,7 @@ public final class AddressPolicy: Sendable {
         let addresses = await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: Self.lookUp(host)) }
         }
-        guard !addresses.isEmpty else { throw IntegrationError(.forbiddenAddress, "\(host) does not resolve") }
+        guard !addresses.isEmpty else { throw IntegrationError(.unresolvableAddress, "\(host) does not resolve (yet): retried") }
         resolved.withLockedValue { $0[host] = (addresses, now) }
         return addresses
     }

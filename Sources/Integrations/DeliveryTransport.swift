@@ -35,7 +35,8 @@ public struct DeliveryTransport: Sendable {
         do {
             try await policy.check(request.url)
         } catch {
-            return AttemptAnswer(failure: error.message, permanent: true)
+            // An internal address can never be called; a name that does not resolve may resolve at the next attempt.
+            return AttemptAnswer(failure: error.message, permanent: error.code == .forbiddenAddress)
         }
         var outgoing = HTTPClientRequest(url: request.url)
         outgoing.method = HTTPMethod(rawValue: request.method)

@@ -15,9 +15,12 @@ public struct IntegrationError: Error, Sendable, Hashable, CustomStringConvertib
         case signatureMismatch
         /// A destination's configuration that cannot be used: an unknown kind or field, a missing or malformed one.
         case invalidConfiguration
-        /// A destination address that resolves to loopback, private, link-local or other internal ranges (refused
-        /// unless the operator allows them), or that does not resolve.
+        /// A destination address that is, or resolves to, loopback, private, link-local or other internal ranges
+        /// (refused unless the operator allows them): no attempt can succeed as configured.
         case forbiddenAddress
+        /// A destination's host name that does not resolve now: a passing DNS failure as often as a typo, so retried on
+        /// the schedule, never a reason to disable the destination.
+        case unresolvableAddress
     }
 
     /// The configuration field at fault, when there is one (`config.url`).

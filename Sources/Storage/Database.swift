@@ -117,7 +117,7 @@ public final class StorageDatabase: Sendable {
             do {
                 for _ in 0..<3 { opened.append(try await connect(path, logger: logger)) }
             } catch {
-                for connection in opened { try? await connection.close() }
+                for connection in opened { await connection.closeEvenIfCancelled() }
                 throw StorageError(.unavailable, "cannot open the SQLite database \(path): \(error)")
             }
             return StorageDatabase(
@@ -157,7 +157,7 @@ public final class StorageDatabase: Sendable {
             storage: .file(path: path), threadPool: threadPool, logger: logger, on: MultiThreadedEventLoopGroup.singleton.any()
         ).get()
         do { try await configure(connection, logger: logger) } catch {
-            try? await connection.close()
+            await connection.closeEvenIfCancelled()
             throw error
         }
         return connection
@@ -340,7 +340,7 @@ public final class StorageDatabase: Sendable {
     public func close() async {
         switch backend {
         case .sqlite(let writer, let readers, _, _):
-            for connection in readers + [writer] { try? await connection.close() }
+            for connection in readers + [writer] { await connection.closeEvenIfCancelled() }
         case .postgres(let pool):
             try? await pool.shutdownAsync()
         }
@@ -480,5 +480,15 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         work?.cancel()
         timer?.cancel()
         continuation?.resume(with: result)
+    }
+}
+
+extension SQLiteConnection {
+    /// Closes the connection, also in a cancelled task. SQLiteNIO's async `close()` runs on its thread pool only if the
+    /// task is not cancelled, and throws otherwise, leaving the connection open; the future-based `close()` always runs.
+    /// A server whose start fails (a taken port) cancels every service mid-start, and an open connection that is
+    /// dropped stops the process (SQLiteNIO asserts that none is), so every close of ours goes through here.
+    func closeEvenIfCancelled() async {
+        try? await close().get()
     }
 }

@@ -58,7 +58,7 @@ public final class WALCheckpointer: Sendable {
     public func stop() async {
         try? await database.onSQLiteWriter("PRAGMA wal_autocheckpoint=\(Self.writerPages)")
         _ = try? await checkpoint()
-        try? await connection.close()
+        await connection.closeEvenIfCancelled()
         try? await threads.shutdownGracefully()
     }
 }
@@ -78,7 +78,7 @@ extension StorageDatabase {
         do {
             try await onSQLiteWriter("PRAGMA wal_autocheckpoint=0")
         } catch {
-            try? await connection.close()
+            await connection.closeEvenIfCancelled()
             try? await threads.shutdownGracefully()
             throw StorageError(.unavailable, "cannot take the SQLite writer's checkpoints over: \(error)")
         }

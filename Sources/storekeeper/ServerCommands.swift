@@ -5,6 +5,7 @@ import Entitlements
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import Storage
 import StorekeeperCore
 import StorekeeperServer
@@ -92,7 +93,21 @@ struct ServeCommand: AsyncParsableCommand {
             // One line on stdout, for scripts that start the server on port 0.
             FileHandle.standardOutput.write(Data("storekeeper listening on http://\(host):\(port)\n".utf8))
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch {
+            // What was opened is closed on every failure (SQLite's connections must not be dropped open), and the
+            // reason is said in words: a taken port most of all, where another storekeeper is often the cause.
+            await core.database.close()
+            if let io = error as? IOError, io.errnoCode == EADDRINUSE {
+                throw UsageError(message: "port \(settings.port) is in use (another storekeeper?); choose one with --port")
+            }
+            if let io = error as? IOError, io.errnoCode == EADDRNOTAVAIL || io.errnoCode == EACCES {
+                throw UsageError(message: "cannot listen on \(host):\(settings.port): \(io.description); choose another --host or --port")
+            }
+            FileHandle.standardError.write(Data("error: the server stopped: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }
 

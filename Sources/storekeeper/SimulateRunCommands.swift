@@ -8,6 +8,7 @@ import Entitlements
 import Foundation
 import Hummingbird
 import NIOCore
+import Synchronization
 
 /// What `simulate run` and `simulate population` share: the simulated app, the clock, delivery and its faults,
 /// the fake Server API, and checking a server against the ground truth.
@@ -111,7 +112,12 @@ struct SimulationSession {
         }
         self.start = start
         store = SimulatedStore(StoreModel(app: app, ca: ca, time: time, runId: runId, start: start))
-        var send = Webhook.http(options.webhook)
+        let reported = Mutex(Set<String>())
+        var send = Webhook.http(options.webhook) { reason in
+            // Each reason once (a wrong app id refuses every notification alike), as soon as it happens.
+            guard reported.withLock({ $0.insert(reason).inserted }) else { return }
+            FileHandle.standardError.write(Data("delivery failed: \(reason) (Apple retries; so does the simulator)\n".utf8))
+        }
         if let rate, rate > 0 {
             let pacer = Pacer(perSecond: rate)
             let inner = send
@@ -154,7 +160,7 @@ struct SimulationSession {
     /// The exit status: non-zero when notifications were lost or the server disagrees with the ground truth.
     func outcome() async throws -> Int32 {
         if undelivered > 0 {
-            print("error: \(undelivered) notifications never reached \(options.webhook) after Apple's retries")
+            print("error: \(undelivered) notifications never reached \(options.webhook) after Apple's retries (the reasons are above)")
             return 1
         }
         let customers = try await verify()

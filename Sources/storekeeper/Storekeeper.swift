@@ -14,8 +14,18 @@ struct Storekeeper: AsyncParsableCommand {
 
     /// Exit codes are part of the interface: 0 success, 1 the input was rejected, 2 the command was called wrongly.
     static func main() async {
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            // The arguments themselves are wrong: the message and the usage.
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+        do {
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -24,11 +34,11 @@ struct Storekeeper: AsyncParsableCommand {
         } catch let error as UsageError {
             FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
             Foundation.exit(2)
+        } catch let error as ValidationError {
+            // Found while running (a file that cannot be read): the error alone, the usage is not what went wrong.
+            FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
+            Foundation.exit(2)
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-                Foundation.exit(2)
-            }
             exit(withError: error)
         }
     }

@@ -56,6 +56,22 @@ struct SimulateCLITests {
         #expect(result.status == 1)
         #expect(result.stdout.contains("SUBSCRIBED/INITIAL_BUY"))
         #expect(result.stdout.contains("never reached"))
+        // Why, at the first failed delivery, and once: not only after Apple's last retry.
+        let reason = "delivery failed: no answer from http://127.0.0.1:9/hook"
+        #expect(result.stderr.components(separatedBy: reason).count == 2, "\(result.stderr)")
+    }
+
+    @Test("a refused delivery is said with the server's status and error")
+    func refusals() {
+        #expect(
+            Webhook.refusal(
+                status: 403, body: #"{"error":{"code":"invalidAppIdentifier","message":"bundle com.other is not this app's","permanent":true}}"#)
+                == "the server answered 403: invalidAppIdentifier: bundle com.other is not this app's")
+        #expect(
+            Webhook.refusal(status: 404, body: #"{"error":{"code":"not_found","message":"no app app_x"}}"#)
+                == "the server answered 404: not_found: no app app_x")
+        #expect(Webhook.refusal(status: 502, body: "<html>Bad Gateway</html>") == "the server answered 502: <html>Bad Gateway</html>")
+        #expect(Webhook.refusal(status: 500, body: "") == "the server answered 500")
     }
 
     @Test("a scenario file plays as written: grace period, recovery and refund, each notification in the run's list")

@@ -29,7 +29,9 @@ import Testing
         let expected = HypothesisTests.twoProportion(
             control: ArmSummary(successes: 200, count: 10_000), treatment: ArmSummary(successes: 300, count: 10_000))
         #expect(paid.value == 0.03 && paid.lift == 0.5 && paid.pValue == expected.pValue)
-        #expect(paid.ci == [expected.liftInterval.lowerBound, expected.liftInterval.upperBound])
+        let interval = try #require(expected.liftInterval)
+        #expect(paid.ci == [interval.lowerBound, interval.upperBound])
+        #expect(abs((paid.difference ?? 0) - 0.01) < 1e-12 && paid.liftUndefinedReason == nil)
         let sequential = try #require(paid.sequentialCi)
         let fixed = try #require(paid.ci)
         #expect(sequential[0] < fixed[0] && sequential[1] > fixed[1])
@@ -44,6 +46,33 @@ import Testing
         }
         let control = try #require(result.variants.first { $0.key == "control" })
         #expect(control.metrics["paid"]?.lift == nil)
+    }
+
+    @Test("a control with no conversions: the lift is undefined, the difference and the chance to beat it are not")
+    func zeroControl() throws {
+        // 4 of 11 paid against 0 of 10: the pooled z-test gives p = 0.034; a lift over 0 is no number.
+        let data = users("control", count: 10, trials: 0, paid: 0, revenue: 0) + users("treatment", count: 11, trials: 0, paid: 4, revenue: 10)
+        let result = Analysis.analyze(data, experiment: definition())
+        let paid = try #require(result.variants.first { $0.key == "treatment" }?.metrics["paid"])
+        #expect(paid.lift == nil && paid.ci == nil && paid.sequentialCi == nil && paid.expectedLoss == nil)
+        #expect(paid.liftUndefinedReason == MetricResult.zeroControlReason)
+        #expect(abs((paid.pValue ?? 1) - 0.0342) < 0.001, "p = \(paid.pValue ?? .nan)")
+        let difference = try #require(paid.difference)
+        #expect(abs(difference - 4.0 / 11) < 1e-12)
+        let ci = try #require(paid.differenceCi)
+        // 4/11 ± 1.96 · √(4/11 · 7/11 / 11): the unpooled interval, the control contributing no variance.
+        #expect(abs(ci[0] - (4.0 / 11 - 1.959963984540054 * (4.0 / 11 * 7.0 / 11 / 11).squareRoot())) < 1e-9)
+        #expect(ci[0] > 0 && ci[1] > ci[0])
+        // Φ(d / se) = Φ(2.507): far above the coin flip that a lift of "0" suggested.
+        #expect(abs((paid.chanceToBeatControl ?? 0) - 0.9939) < 0.001, "\(paid.chanceToBeatControl ?? .nan)")
+        // A treatment at 0 against a control above it keeps its lift (−100%) and an interval.
+        let reverse = Analysis.analyze(
+            users("control", count: 11, trials: 0, paid: 4, revenue: 10) + users("treatment", count: 10, trials: 0, paid: 0, revenue: 0),
+            experiment: definition())
+        let lower = try #require(reverse.variants.first { $0.key == "treatment" }?.metrics["paid"])
+        #expect(lower.lift == -1)
+        #expect(lower.ci != nil && lower.liftUndefinedReason == nil)
+        #expect((lower.chanceToBeatControl ?? 1) < 0.01)
     }
 
     @Test func trialToPaidCountsOnlyClosedWindows() throws {
@@ -123,9 +152,10 @@ import Testing
                 let comparison = HypothesisTests.twoProportion(
                     control: ArmSummary(successes: a, count: n), treatment: ArmSummary(successes: b, count: n))
                 if comparison.pValue < 0.05 { fixedRejected = true }
-                let se = (comparison.liftInterval.upperBound - comparison.lift) / 1.959963984540054
+                guard let lift = comparison.lift, let interval = comparison.liftInterval else { continue }
+                let se = (interval.upperBound - lift) / 1.959963984540054
                 let half = HypothesisTests.sequentialHalfWidth(standardError: se, totalCount: 2 * n)
-                if comparison.lift - half > 0 || comparison.lift + half < 0 { sequentialRejected = true }
+                if lift - half > 0 || lift + half < 0 { sequentialRejected = true }
             }
             if sequentialRejected { sequentialPositives += 1 }
             if fixedRejected { fixedPositives += 1 }

@@ -93,5 +93,23 @@ struct DefinitionDecodingTests {
         #expect(ship.summary == "shipVariant b" && ship.reason.contains("+30.0%"))
         #expect(Recommendation.make(result(revenueInterval: [0.2, 0.4], adjusted: 0.2), controlKey: "control").summary == "keepRunning")
         #expect(Recommendation.make(result(revenueInterval: [-0.1, 0.4]), controlKey: "control").summary == "keepRunning")
+        // A stopped test is not judged: it says it is stopped and what everyone gets.
+        let stopped = Recommendation.make(
+            result(revenueInterval: [-0.1, 0.4]), controlKey: "control", status: .stopped, winner: "b")
+        #expect(stopped.action == .stopped && stopped.variant == "b" && stopped.summary == "stopped: b")
+        let rolledBack = Recommendation.make(
+            result(revenueInterval: [0.2, 0.4]), controlKey: "control", status: .rolledBack, winner: nil)
+        #expect(rolledBack.action == .stopped && rolledBack.variant == "control")
+        #expect(
+            Recommendation.make(result(revenueInterval: [0.2, 0.4]), controlKey: "control", status: .running, winner: nil).summary
+                == "shipVariant b")
+        // The lift undefined (the control at 0): the difference's interval decides.
+        var noLift = result(revenueInterval: [0.2, 0.4])
+        noLift.variants[1].metrics["revenue"]?.lift = nil
+        noLift.variants[1].metrics["revenue"]?.sequentialCi = nil
+        noLift.variants[1].metrics["revenue"]?.difference = 0.5
+        noLift.variants[1].metrics["revenue"]?.sequentialDifferenceCi = [0.1, 0.9]
+        let shipped = Recommendation.make(noLift, controlKey: "control")
+        #expect(shipped.summary == "shipVariant b" && shipped.reason.contains("+0.5"), "\(shipped.reason)")
     }
 }

@@ -37,6 +37,35 @@ import Testing
         #expect(outside.stdout.contains("\"hashValue\":null"))
     }
 
+    @Test("the server's own answer, with the fields it keeps, is a definition the CLI reads")
+    func serverAnswerRoundTrips() throws {
+        let path = try write(
+            #"""
+            {"key": "bold-paywall", "placement": "onboarding", "seed": "bold-paywall", "phase": 0, "status": "running",
+             "winner": null, "coverage": 1, "targeting": null, "namespace": null, "startedAt": 1767225600000, "hashVersion": 2,
+             "variants": [{"key": "control", "weight": 0.5}, {"key": "treatment", "weight": 0.5, "paywall": "bold"}],
+             "createdAt": 1767225600000, "updatedAt": 1767225601000}
+            """#)
+        let result = try run(["experiment", "assign", "--definition", path, "--user", "user-42"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("\"inExperiment\":true"))
+        // A field that is neither the definition's nor kept by the server is still refused, by name.
+        let misspelt = try write(#"{"key": "e", "variants": [{"key": "a"}, {"key": "b"}], "createdAtt": 1}"#)
+        let refused = try run(["experiment", "assign", "--definition", misspelt, "--user", "u"])
+        #expect(refused.status == 1 && refused.stderr.contains("createdAtt"), "\(refused.stderr)")
+    }
+
+    @Test("an error found after the arguments parsed prints the error alone, not the usage")
+    func noStrayUsage() throws {
+        let result = try run([
+            "simulate", "population", "--webhook", "http://127.0.0.1:9/v1/apps/x/notifications/appstore", "--bundle-id", "b",
+            "--clock", "sandbox", "--experiment", "/nonexistent/exp.json",
+        ])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("cannot read /nonexistent/exp.json"), "\(result.stderr)")
+        #expect(!result.stderr.contains("Usage:") && !result.stderr.contains("USAGE:"), "\(result.stderr)")
+    }
+
     @Test func badDefinitionsAreClearErrors() throws {
         let zero = try write(
             #"{"key": "e", "phase": 1, "status": "running", "coverage": 1, "variants": [{"key": "a", "weight": 0}, {"key": "b", "weight": 0}]}"#

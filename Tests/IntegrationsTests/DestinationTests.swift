@@ -246,6 +246,18 @@ import Testing
         await #expect(throws: IntegrationError.self) { try await AddressPolicy(allowPrivate: false).check("file:///etc/passwd") }
         try await AddressPolicy(allowPrivate: true).check("http://127.0.0.1:8080/x")
         try await AddressPolicy(allowPrivate: false).check("https://93.184.215.14/x")
+        // A name that does not resolve (.invalid never does) is a failure to retry, not a refused address.
+        do {
+            try await AddressPolicy(allowPrivate: false).check("https://storekeeper-test.invalid/x")
+            Issue.record("a .invalid name resolved")
+        } catch let error as IntegrationError {
+            #expect(error.code == .unresolvableAddress)
+        }
+        let transport = DeliveryTransport(client: DeliveryTransport.sharedClient, policy: AddressPolicy(allowPrivate: false))
+        let unresolved = await transport.send(OutgoingRequest(url: "https://storekeeper-test.invalid/x", headers: [], body: []))
+        #expect(!unresolved.permanent && unresolved.failure?.contains("does not resolve") == true)
+        let refused = await transport.send(OutgoingRequest(url: "http://127.0.0.1:9/x", headers: [], body: []))
+        #expect(refused.permanent)
     }
 
     @Test func aConfigurationIsSplitIntoReadableFieldsAndSecrets() throws {

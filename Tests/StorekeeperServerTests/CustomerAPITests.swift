@@ -158,6 +158,7 @@ struct CustomerAPITests {
             for signed in try WebhookTests.lifecycle() { try await client.postNotification(h.app.appId, signed) }
             var cursor = "0"
             var seen: [String] = []
+            var owners = Set<String>()
             // On PostgreSQL the stream shows an event once no older transaction in the cluster is still running (other
             // tests' included), so the last events can take a moment to appear: poll, as a consumer would.
             for _ in 0..<200 {
@@ -173,12 +174,16 @@ struct CustomerAPITests {
                     continue
                 }
                 #expect(events.count <= 2)
+                #expect(events.allSatisfy { !$0.customerId.isEmpty }, "an event without its customer")
+                owners.formUnion(events.map(\.customerId))
                 seen += events.map(\.event.id)
                 cursor = page.nextCursor
             }
             #expect(Set(seen).count == seen.count)
             #expect(seen.contains { $0.hasPrefix("subscription_started:") })
             #expect(seen.contains { $0.hasPrefix("refunded:") })
+            // One customer's lifecycle: every event names the same customer.
+            #expect(owners.count == 1)
             let customerPage = try decode(
                 EventPage.self,
                 try await client.execute(
@@ -213,6 +218,39 @@ struct CustomerAPITests {
             #expect(subscription?.is_sandbox == true)
             #expect(subscription?.store == "app_store")
             #expect(subscription?.period_type == "normal")
+            // The app's event stream says whose each event is: the customer and its app user id.
+            let stream = try decode(
+                EventPage.self,
+                try await client.execute(uri: "/v1/apps/\(h.app.appId)/events", method: .get, headers: headers(h.app.secretKey)))
+            #expect(!stream.events.isEmpty)
+            #expect(stream.events.allSatisfy { $0.appUserId == "erin" && !$0.customerId.isEmpty })
+
+            // Renewed: the entitlement is the subscription's (keyed by its original transaction), not lost.
+            h.clock.set(at(40))
+            let renewal = Purchase(transactionId: "901", originalTransactionId: "900", purchase: at(30), expires: at(60), signed: at(30))
+            _ = try await client.execute(
+                uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: body(["signedTransaction": try renewal.signed()]))
+            let renewed = try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey))
+            let text = String(buffer: renewed.body)
+            let after = try decode(RevenueCatSubscriber.self, renewed).subscriber
+            #expect(after.entitlements["pro"]?.expires_date == "2026-03-02T00:00:00Z")
+            #expect(after.entitlements["pro"]?.purchase_date == "2026-01-31T00:00:00Z")
+            #expect(after.subscriptions["pro.monthly"]?.store_transaction_id == "901")
+            #expect(after.management_url == RevenueCatSubscriber.appStoreManagementURL)
+            // RevenueCat sends a value that does not exist as null, never as a missing key.
+            for key in ["refunded_at", "billing_issues_detected_at", "auto_resume_date", "unsubscribe_detected_at", "grace_period_expires_date"] {
+                #expect(text.contains("\"\(key)\":null"), "\(key) is not sent as null: \(text)")
+            }
+
+            // Lapsed: RevenueCat keeps the entitlement, with its past expiry.
+            h.clock.set(at(70))
+            let lapsed = try decode(
+                RevenueCatSubscriber.self,
+                try await client.execute(uri: "/v1/subscribers/erin", method: .get, headers: headers(h.app.secretKey))
+            ).subscriber
+            #expect(lapsed.entitlements["pro"]?.expires_date == "2026-03-02T00:00:00Z")
+            #expect(lapsed.management_url == nil)
         }
     }
 

@@ -55,6 +55,12 @@ struct EndToEndTests {
                 {
                     found.append("\(name) (\(appUserId)) at \(model.now):\n\(difference)")
                 }
+                // The RevenueCat shape a migrating team reads access from: RevenueCat's schema, and the same access.
+                let subscriber = try await client.execute(
+                    uri: "/v1/subscribers/" + path.dropFirst("/v1/customers/".count), method: .get, headers: headers(harness.app.secretKey))
+                let shape = RevenueCatShape.problems(
+                    subscriberBody: Data(subscriber.body.readableBytesView), customerBody: Data(response.body.readableBytesView))
+                if !shape.isEmpty { found.append("\(name) (\(appUserId)) in the RevenueCat shape:\n\(shape.joined(separator: "\n"))") }
                 guard events else { continue }
                 // On PostgreSQL the stream shows a commit once no older transaction of the cluster is still running
                 // (other tests' included): it may lag a moment. Read again for up to 5 s before calling it a difference.

@@ -315,7 +315,7 @@ struct IntegrationTests {
     }
 
     @Test(
-        "internal addresses are refused unless allowed: the test answer says why, and the webhook is disabled",
+        "internal addresses are refused at creation unless allowed; a name that does not resolve is retried, never disabled",
         arguments: [TestDatabase.sqlite])
     func forgeryRefused(database: TestDatabase) async throws {
         let h = try await Harness.make(database, allowPrivateWebhooks: false)
@@ -323,20 +323,28 @@ struct IntegrationTests {
         let receiver = FakeDestination()
         try await receiver.serve { url in
             try await h.live { client in
-                let view = try await client.createWebhook(h, url: url)
-                let test = try await client.execute(
-                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
-                #expect(test.status == .ok)
-                let result = try decode(TestResult.self, test)
-                #expect(result.delivered == false)
-                #expect(result.error?.contains("internal address") == true)
-                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
-                try await eventually("disabled") {
-                    try decode(IntegrationView.self, try await client.integration(h, view.id)).enabled == false
+                // A destination the server would never call is refused when it is made, naming the field and the setting.
+                for kind in ["webhook", "slack"] {
+                    let refused = try await client.createIntegration(h, ["kind": kind, "config": ["url": url], "environments": ["Sandbox"]])
+                    #expect(refused.status == .badRequest)
+                    let text = String(buffer: refused.body)
+                    #expect(text.contains(#""field":"config.url""#) && text.contains("STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS"), "\(text)")
                 }
-                #expect(
-                    try decode(IntegrationView.self, try await client.integration(h, view.id)).disabledReason?.contains("127.0.0.1") == true
-                )
+                // A name that does not resolve now (.invalid never does) is accepted: DNS may be down for a moment.
+                let view = try await client.createWebhook(h, url: "https://storekeeper-test.invalid/hook")
+                let moved = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)", method: .patch, headers: headers(h.app.secretKey),
+                    body: try json(["config": ["url": url]]))
+                #expect(moved.status == .badRequest)
+                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                try await eventually("a retried delivery") {
+                    try await client.deliveries(h, view.id).contains { $0.status == "retrying" }
+                }
+                let waiting = try await client.deliveries(h, view.id)
+                #expect(waiting.allSatisfy { $0.status != "dead" })
+                #expect(waiting.contains { $0.lastError?.contains("does not resolve") == true })
+                let after = try decode(IntegrationView.self, try await client.integration(h, view.id))
+                #expect(after.enabled && after.disabledReason == nil)
                 #expect(receiver.received.isEmpty)
             }
         }

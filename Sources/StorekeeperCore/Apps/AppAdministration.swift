@@ -93,8 +93,10 @@ public struct AppAdministration: Sendable {
 
     /// A page of the app's event stream.
     public func events(of app: AppRuntime, query: EventQuery) async throws -> EventPage {
-        let records = try await database.reading { try await $0.events(app: app.id, after: query.after, limit: query.limit) }
-        return try EventPage(records, after: query.after)
+        try await database.reading { session in
+            let records = try await session.events(app: app.id, after: query.after, limit: query.limit)
+            return try await EventPage.read(records, after: query.after, session: session)
+        }
     }
 
     /// The app's audit log, oldest first (at most `limit` rows).

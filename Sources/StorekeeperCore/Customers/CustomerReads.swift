@@ -68,13 +68,13 @@ public struct CustomerReads: Sendable {
     /// A page of the events of the customer an app user id names (an empty page for one never seen).
     public func events(of appUserId: String, app: AppRuntime, query: EventQuery) async throws -> EventPage {
         guard let customerId = try await customerId(of: appUserId, app: app) else {
-            return try EventPage([], after: query.after)
+            return try EventPage([], after: query.after, names: [:])
         }
-        let records = try await database.reading { session in
+        return try await database.reading { session in
             let originals = try await session.originalTransactionIds(customer: customerId)
-            return try await session.events(app: app.id, originalTransactionIds: originals, after: query.after, limit: query.limit)
+            let records = try await session.events(app: app.id, originalTransactionIds: originals, after: query.after, limit: query.limit)
+            return try await EventPage.read(records, after: query.after, session: session)
         }
-        return try EventPage(records, after: query.after)
     }
 
     /// A stored state if it is still right (current at `now`, computed after the app's configuration last changed),

@@ -32,38 +32,54 @@ public struct EventPage: Codable, Sendable {
 
     private static let decoder = JSONDecoder()
 
-    init(_ records: [EventRecord], after: EventCursor) throws(StorekeeperError) {
+    /// The page of `records`, each event with its customer and that customer's first app user id (`names`: every
+    /// customer's app user ids, oldest first).
+    init(_ records: [EventRecord], after: EventCursor, names: [String: [String]]) throws(StorekeeperError) {
         let next = records.last.map { EventCursor(txOrder: $0.txOrder ?? 0, seq: $0.seq ?? 0) } ?? after
         events = try records.map { record throws(StorekeeperError) in
             do {
                 let event = try Self.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
                 return StreamEvent(
                     event: event, cursor: EventCursor(txOrder: record.txOrder ?? 0, seq: record.seq ?? 0).description,
-                    recordedAt: record.recordedAt, retractedAt: record.retractedAt)
+                    recordedAt: record.recordedAt, retractedAt: record.retractedAt, customerId: record.customerId,
+                    appUserId: names[record.customerId]?.first)
             } catch {
                 throw .internalError("stored event \(record.eventId) does not decode")
             }
         }
         nextCursor = next.description
     }
+
+    /// The page of `records`, their customers' names read in `session`.
+    static func read(_ records: [EventRecord], after: EventCursor, session: StorageSession) async throws -> EventPage {
+        let names = try await session.appUserIds(customers: Array(Set(records.map(\.customerId))))
+        return try EventPage(records, after: after, names: names)
+    }
 }
 
-/// A stored event with its place in the stream.
+/// A stored event with its place in the stream and whose it is: the customer's id and first app user id (the one the
+/// webhooks name too), so a consumer of the stream can tell whose event it is.
 public struct StreamEvent: Codable, Sendable {
     public var event: SubscriptionEvent
     public var cursor: String
     public var recordedAt: Int64
     /// Set when later facts showed that the event did not happen: undo whatever it triggered.
     public var retractedAt: Int64?
+    /// The customer's id: stable across the app user ids it goes by.
+    public var customerId: String
+    /// The customer's first app user id; nil for a customer known only by its purchases (not seen by the app yet).
+    public var appUserId: String?
 
-    init(event: SubscriptionEvent, cursor: String, recordedAt: Int64, retractedAt: Int64?) {
+    init(event: SubscriptionEvent, cursor: String, recordedAt: Int64, retractedAt: Int64?, customerId: String, appUserId: String?) {
         self.event = event
         self.cursor = cursor
         self.recordedAt = recordedAt
         self.retractedAt = retractedAt
+        self.customerId = customerId
+        self.appUserId = appUserId
     }
 
-    enum Extra: String, CodingKey { case cursor, recordedAt, retractedAt }
+    enum Extra: String, CodingKey { case cursor, recordedAt, retractedAt, customerId, appUserId }
 
     public init(from decoder: any Decoder) throws {
         event = try SubscriptionEvent(from: decoder)
@@ -71,6 +87,8 @@ public struct StreamEvent: Codable, Sendable {
         cursor = try container.decode(String.self, forKey: .cursor)
         recordedAt = try container.decode(Int64.self, forKey: .recordedAt)
         retractedAt = try container.decodeIfPresent(Int64.self, forKey: .retractedAt)
+        customerId = try container.decode(String.self, forKey: .customerId)
+        appUserId = try container.decodeIfPresent(String.self, forKey: .appUserId)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -79,5 +97,7 @@ public struct StreamEvent: Codable, Sendable {
         try container.encode(cursor, forKey: .cursor)
         try container.encode(recordedAt, forKey: .recordedAt)
         try container.encode(retractedAt, forKey: .retractedAt)
+        try container.encode(customerId, forKey: .customerId)
+        try container.encode(appUserId, forKey: .appUserId)
     }
 }

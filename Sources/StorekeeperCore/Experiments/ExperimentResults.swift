@@ -123,7 +123,8 @@ public struct ExperimentResultsReader: Sendable {
         options.asOf = now
         options.trialWindowMilliseconds = window ?? Int64(Self.defaultWindowDays) * day
         let analysis = Analysis.analyze(users, experiment: definition, options: options)
-        let recommendation = Recommendation.make(analysis, controlKey: definition.control?.key ?? "", alpha: options.alpha)
+        let recommendation = Recommendation.make(
+            analysis, controlKey: definition.control?.key ?? "", alpha: options.alpha, status: definition.status, winner: definition.winner)
         return ExperimentResults(
             experiment: key, phase: record.phase, status: record.status, environment: environment.rawValue, windowDays: windowDays,
             asOf: now, arms: definition.variants.compactMap { arms[$0.key] },

@@ -117,6 +117,7 @@ public struct IntegrationAdministration: Sendable {
                 field: "kind", "unknown kind '\(kindName)': \(DestinationKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let (readable, secretFields) = try Self.split(kind, input.config ?? [:], existing: nil)
+        try await checkAddresses(kind, readable: readable, secrets: secretFields)
         let now = clock().millisecondsSince1970
         var secrets = DestinationSecrets(fields: secretFields)
         var shown: String?
@@ -169,6 +170,7 @@ public struct IntegrationAdministration: Sendable {
         var secrets = storedSecrets
         if let config = input.config {
             let split = try Self.split(kind, config, existing: (try Self.decode(stored.config), storedSecrets.fields))
+            try await checkAddresses(kind, readable: split.readable, secrets: split.secrets)
             record.config = try Self.encode(split.readable)
             secrets.fields = split.secrets
         }
@@ -340,6 +342,23 @@ public struct IntegrationAdministration: Sendable {
     }
 
     // MARK: - Checks
+
+    /// Refuses a destination the server would never call: a URL field whose host is, or resolves to, an internal
+    /// address while `STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS` is off (400 naming the field and the setting), rather than
+    /// accepting it and disabling it at its first event. A name that does not resolve now is accepted: its deliveries
+    /// retry on the schedule.
+    private func checkAddresses(_ kind: DestinationKind, readable: [String: String], secrets: [String: String]) async throws {
+        for field in kind.fields where field.form == .url {
+            guard let url = field.secret ? secrets[field.name] : readable[field.name] else { continue }
+            do {
+                try await sender.transport.policy.check(url)
+            } catch let error as IntegrationError where error.code == .forbiddenAddress {
+                throw StorekeeperError.invalidInput(field: "config.\(field.name)", error.message)
+            } catch {
+                continue
+            }
+        }
+    }
 
     private static func split(
         _ kind: DestinationKind, _ config: [String: String?], existing: (readable: [String: String], secrets: [String: String])?

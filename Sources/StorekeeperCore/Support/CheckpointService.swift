@@ -13,6 +13,7 @@ struct CheckpointService: Service {
     func run() async throws {
         let checkpointer: WALCheckpointer?
         do { checkpointer = try await database.takeOverCheckpoints() } catch {
+            if Task.isCancelled { return }
             logger.warning("the SQLite writer keeps its own checkpoints", metadata: ["error": "\(error)"])
             checkpointer = nil
         }

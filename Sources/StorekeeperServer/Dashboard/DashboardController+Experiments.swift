@@ -154,7 +154,7 @@ extension DashboardController {
             guard let result else { return .init(value: "–", lift: "", interval: "", pValue: "", chance: "") }
             return .init(
                 value: money ? DashboardFormat.money(result.value) : Self.percent(result.value, signed: false),
-                lift: result.lift.map { Self.percent($0) } ?? "",
+                lift: result.lift.map { Self.percent($0) } ?? (result.liftUndefinedReason == nil ? "" : "n/a"),
                 interval: result.sequentialCi.flatMap { $0.count == 2 ? "\(Self.percent($0[0])) to \(Self.percent($0[1]))" : nil } ?? "",
                 pValue: result.pValueAdjusted.map { String(format: "%.3g", $0) } ?? "",
                 chance: result.chanceToBeatControl.map { Self.percent($0, signed: false) } ?? "")

@@ -164,6 +164,10 @@ extension OpenAPIDocument {
                         "effectiveAt": .integer,
                         "cursor": .string(pattern: cursorPattern),
                         "recordedAt": .integer(required: false),
+                        "customerId": .string(description: "The customer's id, stable across the app user ids it goes by."),
+                        "appUserId": .string(
+                            required: false, nullable: true,
+                            description: "The customer's first app user id (null for a customer known only by its purchases)."),
                     ])),
             "nextCursor": .string(pattern: cursorPattern),
         ])

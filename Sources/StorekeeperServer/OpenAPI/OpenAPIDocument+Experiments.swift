@@ -75,6 +75,10 @@ extension OpenAPIDocument {
         var properties = definitionProperties(creating: true)
         properties["key"] = .string(pattern: idPattern)
         properties["phase"] = .integer(required: false, nullable: true, minimum: (0, exclusive: false))
+        // The server's own answer can be posted again: what it keeps is read past.
+        for key in ExperimentDefinition.serverKeptKeys.sorted() {
+            properties[key] = .integer(required: false, description: "Kept by the server: ignored when given.")
+        }
         return .object(properties: properties, additionalProperties: .a(false))
     }
 
@@ -99,6 +103,8 @@ extension OpenAPIDocument {
     static let metricResultSchema = JSONSchema.object(
         properties: [
             "value": .number, "count": .integer, "lift": .number(required: false), "ci": .array(required: false, items: .number),
+            "liftUndefinedReason": .string(required: false), "difference": .number(required: false),
+            "differenceCi": .array(required: false, items: .number), "sequentialDifferenceCi": .array(required: false, items: .number),
             "pValue": .number(required: false), "pValueAdjusted": .number(required: false),
             "sequentialCi": .array(required: false, items: .number), "chanceToBeatControl": .number(required: false),
             "expectedLoss": .number(required: false),
@@ -132,7 +138,7 @@ extension OpenAPIDocument {
                 ]),
             "recommendation": .object(
                 properties: [
-                    "action": .string(allowedValues: "keepRunning", "shipVariant", "stop"), "variant": .string(required: false),
+                    "action": .string(allowedValues: "keepRunning", "shipVariant", "stop", "stopped"), "variant": .string(required: false),
                     "cause": .string(required: false, allowedValues: "SRM", "harm"), "reason": .string,
                 ]),
         ])
