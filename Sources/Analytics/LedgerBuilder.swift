@@ -50,15 +50,7 @@ public struct LedgerBuilder: Sendable {
         var refundAmount: Int64?
         if let revocation = purchase.revocation, revocation.type != .familyRevoke, !familyShared {
             refundedAt = instant(revocation.date)
-            if let price {
-                if revocation.type == .prorated, let percentage = revocation.percentage {
-                    // Apple's share in milli-percent (0…100,000), split so that the product cannot overflow.
-                    let share = Int64(min(max(percentage, 0), 100_000))
-                    refundAmount = price / 100_000 * share + (price % 100_000 * share + 50_000) / 100_000
-                } else {
-                    refundAmount = price
-                }
-            }
+            refundAmount = price.map(revocation.refundedAmount(of:))
         }
         var entry = LedgerEntry(
             appId: appId, environment: environment.rawValue, customerId: customerId,

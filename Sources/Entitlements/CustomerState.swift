@@ -87,6 +87,20 @@ public struct Revocation: Codable, Hashable, Sendable {
         self.type = type
         self.percentage = percentage
     }
+
+    /// What the refund gives back of `price` (milliunits): the price, or its refunded share when prorated (Apple's
+    /// milli-percent, rounded half up, computed so that the product cannot overflow); nothing for a loss of Family
+    /// Sharing. The ledger and the events both take refunds from here.
+    public func refundedAmount(of price: Int64) -> Int64 {
+        switch type {
+        case .familyRevoke: return 0
+        case .prorated:
+            guard let percentage else { return price }
+            let share = Int64(min(max(percentage, 0), 100_000))
+            return price / 100_000 * share + (price % 100_000 * share + 50_000) / 100_000
+        case .full, nil: return price
+        }
+    }
 }
 
 /// One auto-renewable subscription: the transactions that share one original transaction id.

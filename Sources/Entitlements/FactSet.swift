@@ -34,6 +34,13 @@ final class Purchase: Sendable {
     let signedDate: Int64?
     let quantity: Int32?
 
+    /// What the customer paid for it, as the ledger counts revenue: the price of a period that is not a free trial,
+    /// bought by the customer (not shared by family); nil otherwise.
+    var paidAmount: Int64? {
+        guard ownership != .familyShared, periodType != .trial, let price, price > 0 else { return nil }
+        return price
+    }
+
     init(_ draft: PurchaseDraft, productIndex: Int) {
         transactionId = draft.transactionId
         originalTransactionId = draft.originalTransactionId

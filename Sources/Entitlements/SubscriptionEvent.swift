@@ -63,6 +63,12 @@ public struct SubscriptionEvent: Codable, Hashable, Sendable {
     public var fromProductId: String?
     /// The notification the event came from, when it came from one.
     public var notificationUUID: String?
+    /// The money the event moves, in milliunits of `currency`, as the ledger books it: a paid period's price on the one
+    /// event that starts, renews or changes into it; minus what a refund gives back (its share, when prorated); plus it
+    /// again when the refund is reversed; nil when none moves (a free trial, Family Sharing, a notice). Summed over a
+    /// customer's events, it is the ledger's net revenue. Always written (null when none); events stored before it
+    /// existed lack the key.
+    public var revenue: Int64?
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -80,5 +86,6 @@ public struct SubscriptionEvent: Codable, Hashable, Sendable {
         try c.encode(reason, forKey: .reason)
         try c.encodeIfPresent(fromProductId, forKey: .fromProductId)
         try c.encodeIfPresent(notificationUUID, forKey: .notificationUUID)
+        try c.encode(revenue, forKey: .revenue)
     }
 }

@@ -18,15 +18,25 @@ struct EventDraft {
     var environment: Environment?
     var productId: String?
     var transactionId: String?
+    /// The money it moves (``SubscriptionEvent/revenue``).
+    var revenue: Int64? = nil
 
-    /// An event of a period, anchored on its transaction.
+    /// The events that pay for their period: each paid period has exactly one of them (or an immediate product change
+    /// that no conversion follows, which pays instead: `pays`).
+    static let paying: Set<SubscriptionEventType> = [
+        .trialConverted, .introStarted, .introRenewed, .introConverted, .promoStarted, .promoConverted, .subscriptionStarted,
+        .subscriptionRenewed, .subscriptionResubscribed, .nonRenewingPurchase, .nonConsumablePurchase, .consumablePurchase,
+    ]
+
+    /// An event of a period, anchored on its transaction; an event that pays for the period carries its price.
     static func period(
         _ type: SubscriptionEventType, at: Int64, chain: String, _ purchase: Purchase, source: EventLog.Source = .transaction,
-        reason: String? = nil, fromProductId: String? = nil
+        reason: String? = nil, fromProductId: String? = nil, pays: Bool? = nil, revenue: Int64? = nil
     ) -> EventDraft {
         EventDraft(
             type: type, at: at, chain: chain, anchor: purchase.transactionId, source: source, purchase: purchase,
-            reason: reason, fromProductId: fromProductId)
+            reason: reason, fromProductId: fromProductId,
+            revenue: revenue ?? ((pays ?? paying.contains(type)) ? purchase.paidAmount : nil))
     }
 }
 
@@ -64,7 +74,7 @@ struct EventLog {
             productId: purchase?.productId ?? draft.productId, originalTransactionId: draft.chain,
             transactionId: purchase?.transactionId ?? draft.transactionId, price: purchase?.price, currency: purchase?.currency,
             storefront: purchase?.storefront, periodType: purchase?.periodType, environment: environment,
-            reason: draft.reason, fromProductId: draft.fromProductId, notificationUUID: draft.notificationUUID)
+            reason: draft.reason, fromProductId: draft.fromProductId, notificationUUID: draft.notificationUUID, revenue: draft.revenue)
         events.append((event, draft.source))
     }
 
@@ -154,11 +164,11 @@ extension Evaluator {
             let gap = difference.overflow ? (purchase.start > coveredUntil ? Int64.max : .min) : difference.partialValue
             let tolerance: Int64 = purchase.reason == nil ? 60_000 : 0
             if gap < 0, purchase.productId != previous.productId {
-                // An immediate change (an upgrade, or a crossgrade to another duration).
-                productChange(from: previous, to: purchase, chain: chain.index, into: &log)
-                if let conversion = Self.conversion(from: previous.periodType, to: purchase.periodType) {
-                    log.add(.period(conversion, at: purchase.start, chain: chain.id, purchase))
-                }
+                // An immediate change (an upgrade, or a crossgrade to another duration): the new period is paid at
+                // once, by its conversion event when there is one, else by the change itself.
+                let conversion = Self.conversion(from: previous.periodType, to: purchase.periodType)
+                productChange(from: previous, to: purchase, chain: chain.index, pays: conversion == nil, into: &log)
+                if let conversion { log.add(.period(conversion, at: purchase.start, chain: chain.id, purchase)) }
             } else if purchase.reason == .purchase, gap >= 0 {
                 lapse(of: previous, until: purchase.start, chain: chain.index, into: &log)
                 log.add(.period(Self.startType(purchase.periodType, first: false), at: purchase.start, chain: chain.id, purchase))
@@ -226,7 +236,7 @@ extension Evaluator {
         log.add(.period(type, at: purchase.start, chain: facts.chains[chain].id, purchase))
     }
 
-    func productChange(from previous: Purchase, to purchase: Purchase, chain: Int, into log: inout EventLog) {
+    func productChange(from previous: Purchase, to purchase: Purchase, chain: Int, pays: Bool = false, into log: inout EventLog) {
         var change = ProductChange.crossgrade
         if let from = catalog[previous.productId]?.level, let to = catalog[purchase.productId]?.level {
             change = to < from ? .upgrade : (to > from ? .downgrade : .crossgrade)
@@ -242,7 +252,7 @@ extension Evaluator {
         log.add(
             .period(
                 .productChanged, at: purchase.start, chain: facts.chains[chain].id, purchase, reason: change.rawValue,
-                fromProductId: previous.productId))
+                fromProductId: previous.productId, pays: pays))
     }
 
     /// What the renewal infos and notifications signed while a period ran, or after it until the next one, say.
@@ -404,17 +414,25 @@ extension Evaluator {
     // MARK: - Refunds
 
     func refundEvents(_ purchase: Purchase, into log: inout EventLog) {
+        /// What a refund gives back of what was paid; nil when nothing was paid or nothing comes back.
+        func returned(_ revocation: Revocation) -> Int64? {
+            purchase.paidAmount.map(revocation.refundedAmount(of:)).flatMap { $0 == 0 ? nil : $0 }
+        }
         func revoked(_ revocation: Revocation) {
             let family = revocation.type == .familyRevoke
             log.add(
                 .period(
                     family ? .familyAccessRevoked : .refunded, at: revocation.date.millisecondsSince1970,
-                    chain: purchase.originalTransactionId, purchase, reason: family ? nil : revocation.reason.rawValue))
+                    chain: purchase.originalTransactionId, purchase, reason: family ? nil : revocation.reason.rawValue,
+                    pays: false, revenue: family ? nil : returned(revocation).map { -$0 }))
         }
         if let revocation = purchase.revocation { revoked(revocation) }
         if let reversed = purchase.reversedRevocation, let at = purchase.reversedAt {
             revoked(reversed)
-            log.add(.period(.refundReversed, at: at, chain: purchase.originalTransactionId, purchase))
+            log.add(
+                .period(
+                    .refundReversed, at: at, chain: purchase.originalTransactionId, purchase, pays: false,
+                    revenue: reversed.type == .familyRevoke ? nil : returned(reversed)))
         }
     }
 

@@ -139,7 +139,9 @@ public enum Analysis {
                     result.differenceCi = [comparison.differenceInterval.lowerBound, comparison.differenceInterval.upperBound]
                     result.sequentialDifferenceCi = sequential(comparison.difference, comparison.differenceStandardError)
                     result.chanceToBeatControl =
-                        HypothesisTests.chanceToBeatControl(mean: comparison.difference, standardDeviation: comparison.differenceStandardError)
+                        HypothesisTests.chanceToBeatControl(
+                            mean: comparison.difference, standardDeviation: comparison.differenceStandardError
+                        )
                         .chance
                     if let lift = comparison.lift, let interval = comparison.liftInterval {
                         let standardError = (interval.upperBound - lift) / critical

@@ -8,17 +8,19 @@ public struct AnalyticsNaming: Sendable, Hashable {
 
     public init(_ preset: Preset) { self.preset = preset }
 
-    /// The types that move money: revenue (negative for a refund) is reported with these only.
-    public static let revenueTypes: Set<String> = [
+    /// The types whose price was reported as revenue before events carried the money they move (`revenue`): how an
+    /// event stored then is still reported.
+    public static let legacyRevenueTypes: Set<String> = [
         "trial_converted", "intro_started", "intro_renewed", "intro_converted", "promo_started", "promo_converted",
         "subscription_started", "subscription_renewed", "subscription_resubscribed", "non_renewing_purchase",
         "non_consumable_purchase", "consumable_purchase", "refunded",
     ]
 
-    /// The revenue in US dollars an event reports, if any: its price (negative for a refund), when a rate exists.
+    /// The revenue in US dollars a message reports, if any: the money its event moves (negative for money returned),
+    /// and for a retraction the opposite, so that a destination's sum of revenue stays the ledger's.
     public static func revenueUSD(_ event: OutboundEvent) -> Double? {
-        guard revenueTypes.contains(event.type), event.retractedAt == nil, let usd = event.usdPrice, usd != 0 else { return nil }
-        return event.type == "refunded" ? -abs(usd) : usd
+        guard let usd = event.revenueUSD, usd != 0 else { return nil }
+        return event.retractedAt == nil ? usd : -usd
     }
 
     public func eventName(_ event: OutboundEvent) -> String {
@@ -27,11 +29,36 @@ public struct AnalyticsNaming: Sendable, Hashable {
         case .storekeeper:
             name = event.type
         case .apphud:
-            name = "[Apphud] " + (Self.apphudNames[event.type] ?? event.type)
+            name = "[Apphud] " + Self.apphudName(event)
         case .revenuecat:
             name = Self.revenueCatNames[event.type] ?? "rc_\(event.type)_event"
         }
         return event.retractedAt == nil ? name : name + " (retracted)"
+    }
+
+    /// Apphud's event name (docs.apphud.com, Events): a refund by what was refunded (`trial_refunded`,
+    /// `intro_refunded`, `promo_refunded`, `subscription_refunded`, `non_renewing_purchase_refunded`), every one-time
+    /// purchase `non_renewing_purchase`, a cancellation `trial_canceled` or `subscription_canceled` (Apphud's current
+    /// names; `autorenew_disabled` is deprecated). Our types Apphud has no name for keep ours (listed in the README).
+    static func apphudName(_ event: OutboundEvent) -> String {
+        let offer = apphudOffer(event.periodType)
+        switch event.type {
+        case "refunded": return event.isOneTimePurchase ? "non_renewing_purchase_refunded" : "\(offer)_refunded"
+        case "subscription_canceled": return event.periodType == "trial" ? "trial_canceled" : "subscription_canceled"
+        case "non_renewing_purchase", "non_consumable_purchase", "consumable_purchase": return "non_renewing_purchase"
+        default: return apphudNames[event.type] ?? event.type
+        }
+    }
+
+    /// Apphud's word for a period type: `trial`, `intro`, `promo` (promotional offers, offer codes and win-backs are
+    /// all offers Apphud counts as promo) or `subscription` (a regular price).
+    static func apphudOffer(_ periodType: String?) -> String {
+        switch periodType {
+        case "trial": "trial"
+        case "intro": "intro"
+        case "promo", "offerCode", "winBack": "promo"
+        default: "subscription"
+        }
     }
 
     /// The event's properties, as JSON values.
@@ -47,9 +74,10 @@ public struct AnalyticsNaming: Sendable, Hashable {
                 ("currency", JSONText.optional(event.currency)), ("price_usd", usd), ("store", JSONText.string("app_store")),
             ]
         case .apphud:
+            // Apphud's parameters: product_id, local_price, currency, usd_price.
             properties = [
                 ("product_id", JSONText.optional(event.productId)), ("environment", JSONText.string(event.environment.lowercased())),
-                ("local_price", local), ("currency", JSONText.optional(event.currency)), ("price_usd", usd),
+                ("local_price", local), ("currency", JSONText.optional(event.currency)), ("usd_price", usd),
             ]
         case .revenuecat:
             properties = [
@@ -63,7 +91,10 @@ public struct AnalyticsNaming: Sendable, Hashable {
         return properties
     }
 
-    /// The customer's properties: status per subscription group, whether paying, total spent in US dollars.
+    /// The customer's properties. Ours: status per subscription group, whether paying, total spent in US dollars.
+    /// Apphud's: `[Apphud] status-<group>` with Apphud's values, `[Apphud] paying`, `[Apphud] total_spent`.
+    /// RevenueCat's: `rc_subscription_status` of the subscription the event is about, with RevenueCat's values (none
+    /// for a one-time purchase).
     public func userProperties(_ event: OutboundEvent) -> [(String, String)] {
         let spent = event.totalSpentUSD.map { String($0) } ?? "null"
         let paying = event.paying.map { $0 ? "true" : "false" } ?? "null"
@@ -72,35 +103,63 @@ public struct AnalyticsNaming: Sendable, Hashable {
             return event.groupStatuses.sorted { $0.key < $1.key }.map { ("storekeeper_status_\($0.key)", JSONText.string($0.value)) }
                 + [("storekeeper_paying", paying), ("storekeeper_total_spent_usd", spent)]
         case .apphud:
-            return event.groupStatuses.sorted { $0.key < $1.key }.map { ("[Apphud] status_\($0.key)", JSONText.string($0.value)) }
-                + [("[Apphud] paying", paying), ("[Apphud] total_spent", spent)]
+            return event.groupStatuses.sorted { $0.key < $1.key }.map { group, status in
+                ("[Apphud] status-\(group)", JSONText.string(Self.apphudStatus(status, periodType: event.groupPeriodTypes[group])))
+            } + [("[Apphud] paying", paying), ("[Apphud] total_spent", spent)]
         case .revenuecat:
-            return [("rc_subscription_status", JSONText.string(Self.overallStatus(event.groupStatuses)))]
+            guard let subscription = event.subscription else { return [] }
+            return [("rc_subscription_status", JSONText.string(Self.revenueCatStatus(subscription)))]
         }
     }
 
-    /// One status for the customer: the most engaged of its groups' statuses.
-    static func overallStatus(_ statuses: [String: String]) -> String {
-        let order = ["active", "trial", "grace_period", "billing_retry", "expired", "refunded"]
-        return order.first { statuses.values.contains($0) } ?? "never_subscribed"
+    /// Apphud's `status-<group>` values: `trial`, `intro`, `promo`, `regular`, `grace`, `refunded`, `expired`. A
+    /// subscription in billing retry (no access) is `expired` to Apphud.
+    static func apphudStatus(_ status: String, periodType: String?) -> String {
+        switch status {
+        case "trial": return "trial"
+        case "active":
+            let offer = apphudOffer(periodType)
+            return offer == "subscription" ? "regular" : offer
+        case "grace_period": return "grace"
+        case "refunded": return "refunded"
+        default: return "expired"
+        }
+    }
+
+    /// RevenueCat's `rc_subscription_status` values (its documentation's list): `trial`, `cancelled_trial`,
+    /// `grace_period_trial`, `intro`, `active`, `cancelled`, `grace_period`, `expired`. Billing retry without a grace
+    /// period gives no access, which RevenueCat reports as `expired`; a refund too.
+    public static func revenueCatStatus(_ subscription: SubscriptionStanding) -> String {
+        let trial = subscription.periodType == "trial"
+        switch subscription.status {
+        case "active":
+            if trial { return subscription.willRenew == false ? "cancelled_trial" : "trial" }
+            if subscription.willRenew == false { return "cancelled" }
+            return subscription.periodType == "intro" ? "intro" : "active"
+        case "gracePeriod": return trial ? "grace_period_trial" : "grace_period"
+        default: return "expired"
+        }
     }
 
     static let apphudNames: [String: String] = [
-        "refunded": "subscription_refunded", "subscription_canceled": "autorenew_disabled", "billing_recovered": "billing_issue_resolved",
-        "product_changed": "subscription_product_changed", "grace_period_started": "billing_issue",
+        "billing_recovered": "billing_issue_resolved", "product_changed": "subscription_product_changed",
+        "grace_period_started": "billing_issue", "subscription_resubscribed": "subscription_started",
     ]
 
+    /// RevenueCat's default event names for Amplitude and Mixpanel. A resubscription is a renewal to RevenueCat
+    /// ("a lapsed user has resubscribed"); a one-time purchase is `rc_non_subscription_purchase_event`; a refund is a
+    /// cancellation (with `cancel_reason`).
     static let revenueCatNames: [String: String] = [
         "trial_started": "rc_trial_started_event", "trial_converted": "rc_trial_converted_event",
         "trial_canceled": "rc_trial_cancelled_event", "trial_expired": "rc_expiration_event",
         "intro_started": "rc_initial_purchase_event", "promo_started": "rc_initial_purchase_event",
-        "subscription_started": "rc_initial_purchase_event", "subscription_resubscribed": "rc_initial_purchase_event",
+        "subscription_started": "rc_initial_purchase_event", "subscription_resubscribed": "rc_renewal_event",
         "subscription_renewed": "rc_renewal_event", "intro_renewed": "rc_renewal_event", "intro_converted": "rc_renewal_event",
         "promo_converted": "rc_renewal_event", "subscription_canceled": "rc_cancellation_event",
         "autorenew_enabled": "rc_uncancellation_event", "billing_issue": "rc_billing_issue_event",
         "subscription_expired": "rc_expiration_event", "intro_expired": "rc_expiration_event", "promo_expired": "rc_expiration_event",
         "refunded": "rc_cancellation_event", "product_changed": "rc_product_change_event",
-        "non_renewing_purchase": "rc_non_renewing_purchase_event", "non_consumable_purchase": "rc_non_renewing_purchase_event",
-        "consumable_purchase": "rc_non_renewing_purchase_event",
+        "non_renewing_purchase": "rc_non_subscription_purchase_event", "non_consumable_purchase": "rc_non_subscription_purchase_event",
+        "consumable_purchase": "rc_non_subscription_purchase_event",
     ]
 }

@@ -13,8 +13,21 @@ public enum EventText {
     /// `9.99 EUR (≈ 10.84 USD)`, `4.99 USD`, or nil without a price.
     public static func price(_ event: OutboundEvent) -> String? {
         guard let price = event.price, let currency = event.currency else { return nil }
-        let local = "\(amount(price)) \(currency)"
-        guard currency != "USD", let usd = event.usdPrice else { return local }
+        return money(price, currency, usd: event.usdPrice)
+    }
+
+    /// What a refund gave back, as money returned: `-29.99 EUR (≈ -32.50 USD)` (a prorated refund's share, not the
+    /// price); nil for any other event.
+    public static func returned(_ event: OutboundEvent) -> String? {
+        guard event.type == "refunded", let currency = event.currency,
+            let moved = event.revenue ?? event.price.map({ -abs($0) })
+        else { return nil }
+        return money(-abs(moved), currency, usd: event.revenueUSD.map { -abs($0) })
+    }
+
+    static func money(_ milliunits: Int64, _ currency: String, usd: Double?) -> String {
+        let local = "\(amount(milliunits)) \(currency)"
+        guard currency != "USD", let usd else { return local }
         return "\(local) (≈ \(String(format: "%.2f", usd)) USD)"
     }
 
@@ -32,7 +45,11 @@ public enum EventText {
     public static func facts(_ event: OutboundEvent) -> [(label: String, value: String)] {
         var facts: [(String, String)] = [("Customer", event.appUserId ?? event.customerId)]
         if let product = event.productId { facts.append(("Product", product)) }
-        if let price = price(event) { facts.append(("Price", price)) }
+        if let returned = returned(event) {
+            facts.append(("Returned", returned))
+        } else if let price = price(event) {
+            facts.append(("Price", price))
+        }
         facts.append(("Environment", event.environment))
         facts.append(("App", event.bundleId))
         return facts

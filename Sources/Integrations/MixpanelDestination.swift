@@ -80,7 +80,8 @@ public struct MixpanelDestination: Destination {
             ])
         }
         let engage = OutgoingRequest(
-            url: "\(baseURL)/engage", headers: [.init("content-type", "application/json")],
+            // ip=0: Mixpanel would otherwise place every profile where the server is.
+            url: "\(baseURL)/engage?ip=0", headers: [.init("content-type", "application/json")],
             body: Array(("[" + order.compactMap { profiles[$0] }.joined(separator: ",") + "]").utf8))
         return [imported, engage]
     }

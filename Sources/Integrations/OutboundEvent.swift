@@ -18,6 +18,11 @@ public struct OutboundEvent: Sendable, Hashable {
     public var currency: String?
     /// The price in US dollars, when a rate for its currency and day is stored.
     public var usdPrice: Double?
+    /// The money the event moves, in milliunits of `currency` (``revenueUSD`` in its own currency).
+    public var revenue: Int64?
+    /// The money the event moves in US dollars, as the ledger books it (its rate, a refund's share, negative for
+    /// money returned): nil when it moves none or no rate is stored. Analytics destinations report this as revenue.
+    public var revenueUSD: Double?
     public var appId: String
     public var bundleId: String
     public var customerId: String
@@ -31,7 +36,15 @@ public struct OutboundEvent: Sendable, Hashable {
     /// From that state, for analytics user properties: each subscription group's status (`active`, `trial`,
     /// `grace_period`, `billing_retry`, `expired`, `refunded`), and whether a paid period gives access now.
     public var groupStatuses: [String: String] = [:]
+    /// The period type of the period the event is about (`trial`, `intro`, `promo`, `offerCode`, `winBack`, `regular`).
+    public var periodType: String?
+    /// Each group's latest subscription's period type (`trial`, `intro`, `promo`, `offerCode`, `winBack`, `regular`).
+    public var groupPeriodTypes: [String: String] = [:]
+    /// The subscription the event is about, as it stands now (nil for a one-time purchase or without a state).
+    public var subscription: SubscriptionStanding?
     public var paying: Bool?
+    /// Whether the event is about a one-time purchase (a non-consumable, consumable or non-renewing subscription).
+    public var isOneTimePurchase = false
     /// Everything the customer paid in this environment, refunds taken off, in USD (purchases with a rate only).
     public var totalSpentUSD: Double?
 
@@ -62,6 +75,20 @@ public struct OutboundEvent: Sendable, Hashable {
 
     /// The event type a test message (`POST …/test`) has.
     public static let testType = "test"
+}
+
+/// Where one subscription stands, for analytics user properties: its renewal state (`active`, `gracePeriod`,
+/// `billingRetry`, `expired`, `revoked`), period type and whether it will renew.
+public struct SubscriptionStanding: Sendable, Hashable {
+    public var status: String
+    public var periodType: String
+    public var willRenew: Bool?
+
+    public init(status: String, periodType: String, willRenew: Bool?) {
+        self.status = status
+        self.periodType = periodType
+        self.willRenew = willRenew
+    }
 }
 
 /// Writing JSON text around JSON already written (stored events and states are kept as text and sent as they are).

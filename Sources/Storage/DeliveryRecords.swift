@@ -208,6 +208,22 @@ extension StorageSession {
             .map { (try $0.decode(column: "usd_per_unit", as: Double.self), try $0.decode(column: "day", as: Int64.self)) }
     }
 
+    /// The USD rate the ledger converted each of these purchases with (rows that have one), by environment and
+    /// transaction: what the events about them are converted with when they leave, so that their sum is the ledger's.
+    public func ledgerUSDRates(app appId: String, transactionIds ids: [String]) async throws -> [LedgerRateKey: Double] {
+        guard !ids.isEmpty else { return [:] }
+        var rates: [LedgerRateKey: Double] = [:]
+        for row in try await sql.select().columns("environment", "transaction_id", "usd_rate").from("ledger")
+            .where("app_id", .equal, appId).where("transaction_id", .in, ids).where("usd_rate", .isNot, SQLLiteral.null).all()
+        {
+            let key = LedgerRateKey(
+                environment: try row.decode(column: "environment", as: String.self),
+                transactionId: try row.decode(column: "transaction_id", as: String.self))
+            rates[key] = try row.decode(column: "usd_rate", as: Double.self)
+        }
+        return rates
+    }
+
     /// What each customer paid per environment, refunds taken off, in USD: the ledger's revenue rows (the summary's
     /// predicate: paid, not family-shared) that have a rate. Keyed `<customer id>\n<environment>`.
     public func spentUSD(customers ids: [String]) async throws -> [String: Double] {
@@ -262,5 +278,16 @@ extension StorageSession {
             lastResponse: try row.decode(column: "last_response", as: String?.self),
             lastLatencyMs: try row.decode(column: "last_latency_ms", as: Int64?.self),
             lastError: try row.decode(column: "last_error", as: String?.self))
+    }
+}
+
+/// One ledger row's key within an app: its environment and transaction.
+public struct LedgerRateKey: Hashable, Sendable {
+    public var environment: String
+    public var transactionId: String
+
+    public init(environment: String, transactionId: String) {
+        self.environment = environment
+        self.transactionId = transactionId
     }
 }

@@ -190,7 +190,8 @@ struct AnalyzeCommand: ParsableCommand {
                 lines.append(
                     [
                         key.padding(toLength: 20, withPad: " ", startingAt: 0), String(variant.users).leftPad(6), " ",
-                        name.padding(toLength: 11, withPad: " ", startingAt: 0), value.leftPad(9), (metric.liftUndefinedReason == nil ? percent(metric.lift) : "n/a").leftPad(9), " ",
+                        name.padding(toLength: 11, withPad: " ", startingAt: 0), value.leftPad(9),
+                        (metric.liftUndefinedReason == nil ? percent(metric.lift) : "n/a").leftPad(9), " ",
                         ci.padding(toLength: 22, withPad: " ", startingAt: 0), number(metric.pValue, "%.4f").leftPad(7), " ",
                         number(metric.pValueAdjusted, "%.4f").leftPad(8), " ",
                         sequential.padding(toLength: 22, withPad: " ", startingAt: 0),

@@ -65,7 +65,8 @@ struct SimulateCLITests {
     func refusals() {
         #expect(
             Webhook.refusal(
-                status: 403, body: #"{"error":{"code":"invalidAppIdentifier","message":"bundle com.other is not this app's","permanent":true}}"#)
+                status: 403,
+                body: #"{"error":{"code":"invalidAppIdentifier","message":"bundle com.other is not this app's","permanent":true}}"#)
                 == "the server answered 403: invalidAppIdentifier: bundle com.other is not this app's")
         #expect(
             Webhook.refusal(status: 404, body: #"{"error":{"code":"not_found","message":"no app app_x"}}"#)

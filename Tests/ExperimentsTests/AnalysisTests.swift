@@ -51,7 +51,8 @@ import Testing
     @Test("a control with no conversions: the lift is undefined, the difference and the chance to beat it are not")
     func zeroControl() throws {
         // 4 of 11 paid against 0 of 10: the pooled z-test gives p = 0.034; a lift over 0 is no number.
-        let data = users("control", count: 10, trials: 0, paid: 0, revenue: 0) + users("treatment", count: 11, trials: 0, paid: 4, revenue: 10)
+        let data =
+            users("control", count: 10, trials: 0, paid: 0, revenue: 0) + users("treatment", count: 11, trials: 0, paid: 4, revenue: 10)
         let result = Analysis.analyze(data, experiment: definition())
         let paid = try #require(result.variants.first { $0.key == "treatment" }?.metrics["paid"])
         #expect(paid.lift == nil && paid.ci == nil && paid.sequentialCi == nil && paid.expectedLoss == nil)

@@ -13,7 +13,16 @@ import Testing
             retractedAt: retractedAt, environment: "Production", productId: "pro.monthly", price: price, currency: currency,
             usdPrice: usd, appId: "app_1", bundleId: "com.example.app", customerId: "cus_1", appUserId: "user <1> & co",
             aliases: ["$device:1"], eventJSON: #"{"id":"renewal:1001","type":"\#(type)"}"#, stateJSON: #"{"state":"active"}"#)
+        // A payment moves its price and a refund gives it back (what the ledger books is what analytics destinations
+        // report); a notice moves nothing.
+        if AnalyticsNaming.legacyRevenueTypes.contains(type) {
+            let sign: Double = type == "refunded" ? -1 : 1
+            event.revenue = price.map { Int64(sign) * $0 }
+            event.revenueUSD = usd.map { sign * $0 }
+        }
         event.groupStatuses = ["pro": "active"]
+        event.groupPeriodTypes = ["pro": "regular"]
+        event.subscription = SubscriptionStanding(status: "active", periodType: "regular", willRenew: true)
         event.paying = true
         event.totalSpentUSD = 21.68
         return event
@@ -69,6 +78,24 @@ import Testing
         let body = try #require(try JSONSerialization.jsonObject(with: Data(WebhookDelivery.body(event).utf8)) as? [String: Any])
         let customer = try #require((body["data"] as? [String: Any])?["customer"] as? [String: Any])
         #expect(Set(customer.keys) == ["customerId", "appUserId", "aliases"])
+    }
+
+    @Test("a refund is told as money returned (a prorated refund's share), and reported as negative revenue; a retraction undoes")
+    func refundsAreMoneyReturned() throws {
+        var refund = Self.event("refunded", price: 59_990, currency: "EUR", usd: 65.0)
+        refund.revenue = -29_995
+        refund.revenueUSD = -32.5
+        #expect(EventText.facts(refund).contains { $0.label == "Returned" && $0.value == "-29.995 EUR (≈ -32.50 USD)" })
+        #expect(!EventText.facts(refund).contains { $0.label == "Price" })
+        #expect(AnalyticsNaming.revenueUSD(refund) == -32.5)
+        var retracted = refund
+        retracted.retractedAt = 1
+        #expect(AnalyticsNaming.revenueUSD(retracted) == 32.5)
+        // A notice moves no money.
+        var notice = Self.event("subscription_canceled")
+        notice.revenue = nil
+        notice.revenueUSD = nil
+        #expect(AnalyticsNaming.revenueUSD(notice) == nil)
     }
 
     @Test func slackGetsAReadableMessageAndItsAnswersMeanWhatSlackSays() throws {
@@ -179,6 +206,39 @@ import Testing
     @Test func theNamingPresetsKeepApphudsAndRevenueCatsNames() {
         #expect(AnalyticsNaming(.apphud).eventName(Self.event("trial_started")) == "[Apphud] trial_started")
         #expect(AnalyticsNaming(.apphud).eventName(Self.event("refunded")) == "[Apphud] subscription_refunded")
+        // Apphud's names, as its documentation gives them.
+        var introRefund = Self.event("refunded")
+        introRefund.periodType = "intro"
+        #expect(AnalyticsNaming(.apphud).eventName(introRefund) == "[Apphud] intro_refunded")
+        var lifetimeRefund = Self.event("refunded")
+        lifetimeRefund.isOneTimePurchase = true
+        #expect(AnalyticsNaming(.apphud).eventName(lifetimeRefund) == "[Apphud] non_renewing_purchase_refunded")
+        #expect(AnalyticsNaming(.apphud).eventName(Self.event("subscription_canceled")) == "[Apphud] subscription_canceled")
+        for type in ["non_consumable_purchase", "consumable_purchase", "non_renewing_purchase"] {
+            #expect(AnalyticsNaming(.apphud).eventName(Self.event(type)) == "[Apphud] non_renewing_purchase")
+        }
+        #expect(AnalyticsNaming(.apphud).eventProperties(Self.event()).contains { $0.0 == "usd_price" && $0.1 == "10.84" })
+        #expect(!AnalyticsNaming(.apphud).eventProperties(Self.event()).contains { $0.0 == "price_usd" })
+        var grace = Self.event()
+        grace.groupStatuses = ["pro": "grace_period", "extra": "active"]
+        grace.groupPeriodTypes = ["pro": "regular", "extra": "intro"]
+        let apphudUser = Dictionary(uniqueKeysWithValues: AnalyticsNaming(.apphud).userProperties(grace))
+        #expect(apphudUser["[Apphud] status-pro"] == #""grace""# && apphudUser["[Apphud] status-extra"] == #""intro""#)
+        // RevenueCat's: a resubscription is a renewal, a one-time purchase a non-subscription purchase.
+        #expect(AnalyticsNaming(.revenuecat).eventName(Self.event("subscription_resubscribed")) == "rc_renewal_event")
+        #expect(AnalyticsNaming(.revenuecat).eventName(Self.event("non_consumable_purchase")) == "rc_non_subscription_purchase_event")
+        let documented: Set = [
+            "active", "intro", "cancelled", "grace_period", "trial", "cancelled_trial", "grace_period_trial", "expired",
+        ]
+        for status in ["active", "gracePeriod", "billingRetry", "expired", "revoked"] {
+            for periodType in ["trial", "intro", "regular", "promo"] {
+                for willRenew in [true, false, nil] as [Bool?] {
+                    let value = AnalyticsNaming.revenueCatStatus(.init(status: status, periodType: periodType, willRenew: willRenew))
+                    #expect(documented.contains(value), "\(value)")
+                }
+            }
+        }
+        #expect(AnalyticsNaming.revenueCatStatus(.init(status: "active", periodType: "trial", willRenew: false)) == "cancelled_trial")
         #expect(AnalyticsNaming(.revenuecat).eventName(Self.event("trial_started")) == "rc_trial_started_event")
         #expect(AnalyticsNaming(.revenuecat).eventName(Self.event("subscription_renewed")) == "rc_renewal_event")
         #expect(AnalyticsNaming(.revenuecat).userProperties(Self.event()).map(\.0) == ["rc_subscription_status"])
@@ -191,7 +251,8 @@ import Testing
             serviceAccount: ("sa.user", "sa-secret"), naming: AnalyticsNaming(.revenuecat))
         let events = [Self.event(id: "msg_m_1"), Self.event(id: "msg_m_2")]
         let requests = try mixpanel.requests(for: events, now: 0)
-        #expect(requests.map(\.url) == ["https://api-eu.mixpanel.com/import?strict=1&project_id=42", "https://api-eu.mixpanel.com/engage"])
+        #expect(
+            requests.map(\.url) == ["https://api-eu.mixpanel.com/import?strict=1&project_id=42", "https://api-eu.mixpanel.com/engage?ip=0"])
         #expect(requests[0].header("authorization") == "Basic " + Data("sa.user:sa-secret".utf8).base64EncodedString())
         let imported = try #require(try Self.json(requests[0]) as? [[String: Any]])
         let properties = try #require(imported.first?["properties"] as? [String: Any])

@@ -239,7 +239,9 @@ struct CustomerAPITests {
             #expect(after.subscriptions["pro.monthly"]?.store_transaction_id == "901")
             #expect(after.management_url == RevenueCatSubscriber.appStoreManagementURL)
             // RevenueCat sends a value that does not exist as null, never as a missing key.
-            for key in ["refunded_at", "billing_issues_detected_at", "auto_resume_date", "unsubscribe_detected_at", "grace_period_expires_date"] {
+            for key in [
+                "refunded_at", "billing_issues_detected_at", "auto_resume_date", "unsubscribe_detected_at", "grace_period_expires_date",
+            ] {
                 #expect(text.contains("\"\(key)\":null"), "\(key) is not sent as null: \(text)")
             }
 

@@ -325,7 +325,8 @@ struct IntegrationTests {
             try await h.live { client in
                 // A destination the server would never call is refused when it is made, naming the field and the setting.
                 for kind in ["webhook", "slack"] {
-                    let refused = try await client.createIntegration(h, ["kind": kind, "config": ["url": url], "environments": ["Sandbox"]])
+                    let refused = try await client.createIntegration(
+                        h, ["kind": kind, "config": ["url": url], "environments": ["Sandbox"]])
                     #expect(refused.status == .badRequest)
                     let text = String(buffer: refused.body)
                     #expect(text.contains(#""field":"config.url""#) && text.contains("STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS"), "\(text)")

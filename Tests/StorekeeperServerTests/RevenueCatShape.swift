@@ -31,7 +31,9 @@ enum RevenueCatShape {
                 return (date(expires)?.timeIntervalSince1970 ?? 0) * 1000 > requestMs
             }
             if active, readsActive != true {
-                found.append("entitlement \(name) is active in the customer API but \(listed == nil ? "missing" : "expired") in the RevenueCat shape")
+                found.append(
+                    "entitlement \(name) is active in the customer API but \(listed == nil ? "missing" : "expired") in the RevenueCat shape"
+                )
             }
             if !active, readsActive == true {
                 found.append("entitlement \(name) is inactive in the customer API but reads active in the RevenueCat shape")

@@ -83,7 +83,9 @@ public struct DeliveryWorker: Service {
             // One server writes a SQLite file: leases left in it are a previous run's, killed mid-batch.
             let now = self.now
             do { try await database.writing { try await $0.releaseAllDeliveryLeases(at: now) } } catch {
-                if !Task.isCancelled { logger.warning("could not release the previous run's delivery leases", metadata: ["error": "\(error)"]) }
+                if !Task.isCancelled {
+                    logger.warning("could not release the previous run's delivery leases", metadata: ["error": "\(error)"])
+                }
             }
         }
         await withDiscardingTaskGroup { group in

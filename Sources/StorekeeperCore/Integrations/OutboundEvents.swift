@@ -10,8 +10,33 @@ enum OutboundEvents {
     /// The fields of a stored event the messages render.
     private struct Rendered: Decodable {
         var productId: String?
+        var transactionId: String?
+        var periodType: String?
         var price: Int64?
         var currency: String?
+        /// The money the event moves (``SubscriptionEvent/revenue``); `.some(nil)` when it moves none, nil for an event
+        /// stored before events carried it.
+        var revenue: Int64??
+
+        enum CodingKeys: String, CodingKey { case productId, transactionId, periodType, price, currency, revenue }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            productId = try c.decodeIfPresent(String.self, forKey: .productId)
+            transactionId = try c.decodeIfPresent(String.self, forKey: .transactionId)
+            periodType = try c.decodeIfPresent(String.self, forKey: .periodType)
+            price = try c.decodeIfPresent(Int64.self, forKey: .price)
+            currency = try c.decodeIfPresent(String.self, forKey: .currency)
+            revenue = c.contains(.revenue) ? .some(try c.decodeIfPresent(Int64.self, forKey: .revenue)) : nil
+        }
+
+        /// The money moved, in milliunits: the event's own figure, or for an event stored before events carried one,
+        /// its price for the types that moved money then (negative for a refund).
+        func moved(type: String) -> Int64? {
+            if let revenue { return revenue }
+            guard AnalyticsNaming.legacyRevenueTypes.contains(type), let price else { return nil }
+            return type == SubscriptionEventType.refunded.rawValue ? -abs(price) : price
+        }
     }
 
     /// One message per delivery whose event is stored, by the delivery's event seq, with the `details` its
@@ -30,22 +55,36 @@ enum OutboundEvents {
         for state in try await session.states(customers: customers) { states[state.customerId + "\n" + state.environment] = state.state }
         let profiles = details.contains(.customerProfile)
         let spent = profiles ? try await session.spentUSD(customers: customers) : [:]
+        let decoder = JSONDecoder()
+        let rendered = events.mapValues { try? decoder.decode(Rendered.self, from: Data($0.payload.utf8)) }
+        // Money in USD at the rate the ledger converted the purchase with, so that what destinations sum equals the
+        // ledger; a purchase the ledger holds no rate for, at the event day's rate.
+        let ledgerRates =
+            details.contains(.usdPrices)
+            ? try await session.ledgerUSDRates(app: appId, transactionIds: Array(Set(rendered.values.compactMap { $0?.transactionId })))
+            : [:]
         // Each currency and day looked up once per batch, found or not.
         var rates: [String: Double?] = [:]
         var messages: [Int64: OutboundEvent] = [:]
-        let decoder = JSONDecoder()
         for delivery in deliveries {
             guard let event = events[delivery.eventId] else { continue }
-            let rendered = try? decoder.decode(Rendered.self, from: Data(event.payload.utf8))
+            let rendered = rendered[delivery.eventId] ?? nil
             var usd: Double?
-            if details.contains(.usdPrices), let price = rendered?.price, let currency = rendered?.currency {
+            var revenueUSD: Double?
+            if details.contains(.usdPrices), let currency = rendered?.currency {
                 let day = CalendarDay(containing: event.effectiveAt).daysSinceEpoch
                 let key = "\(currency) \(day)"
                 if rates[key] == nil, currency != "USD" {
                     rates[key] = .some(try await session.usdRate(currency: currency, onOrBefore: day)?.rate)
                 }
-                let rate = currency == "USD" ? 1 : rates[key] ?? nil
-                usd = rate.map { Double(price) / 1000 * $0 }
+                let dayRate = currency == "USD" ? 1 : rates[key] ?? nil
+                usd = rendered?.price.flatMap { price in dayRate.map { Double(price) / 1000 * $0 } }
+                let ledgerRate = rendered?.transactionId.flatMap {
+                    ledgerRates[LedgerRateKey(environment: event.environment, transactionId: $0)]
+                }
+                if let moved = rendered?.moved(type: event.type), let rate = currency == "USD" ? 1 : ledgerRate ?? dayRate {
+                    revenueUSD = Double(moved) / 1000 * rate
+                }
             }
             let customerNames = names[event.customerId] ?? []
             messages[delivery.eventSeq] = OutboundEvent(
@@ -55,27 +94,39 @@ enum OutboundEvents {
                 usdPrice: usd, appId: appId, bundleId: bundleId, customerId: event.customerId, appUserId: customerNames.first,
                 aliases: Array(customerNames.dropFirst()), eventJSON: event.payload,
                 stateJSON: states[event.customerId + "\n" + event.environment])
+            messages[delivery.eventSeq]?.revenue = rendered?.moved(type: event.type)
+            messages[delivery.eventSeq]?.periodType = rendered?.periodType
+            messages[delivery.eventSeq]?.revenueUSD = revenueUSD
             guard profiles else { continue }
             messages[delivery.eventSeq]?.totalSpentUSD = spent[event.customerId + "\n" + event.environment] ?? 0
             if let json = states[event.customerId + "\n" + event.environment],
                 let state = try? decoder.decode(CustomerState.self, from: Data(json.utf8))
             {
-                let (statuses, paying) = Self.groupStatuses(state)
-                messages[delivery.eventSeq]?.groupStatuses = statuses
-                messages[delivery.eventSeq]?.paying = paying
+                let groups = Self.groupStatuses(state)
+                messages[delivery.eventSeq]?.groupStatuses = groups.statuses
+                messages[delivery.eventSeq]?.groupPeriodTypes = groups.periodTypes
+                messages[delivery.eventSeq]?.paying = groups.paying
+                if let subscription = state.subscriptions.first(where: { $0.originalTransactionId == event.originalTransactionId }) {
+                    messages[delivery.eventSeq]?.subscription = SubscriptionStanding(
+                        status: subscription.status.rawValue, periodType: subscription.periodType.rawValue,
+                        willRenew: subscription.willRenew)
+                }
+                messages[delivery.eventSeq]?.isOneTimePurchase = state.nonSubscriptions.contains {
+                    $0.transactionId == rendered?.transactionId
+                }
             }
         }
         return messages
     }
 
-    /// Each group's status by its latest subscription, and whether a paid period (not a free trial) gives access.
-    static func groupStatuses(_ state: CustomerState) -> ([String: String], Bool) {
-        var statuses: [String: String] = [:]
+    /// Each group's status and period type by its latest subscription, and whether a paid period (not a free trial)
+    /// gives access.
+    static func groupStatuses(_ state: CustomerState) -> GroupStandings {
+        var standings = GroupStandings()
         var latest: [String: Int64] = [:]
-        var paying = false
         for subscription in state.subscriptions {
             let started = subscription.purchaseDate.millisecondsSince1970
-            if subscription.grantsAccess && subscription.periodType != .trial { paying = true }
+            if subscription.grantsAccess && subscription.periodType != .trial { standings.paying = true }
             guard started >= latest[subscription.group] ?? .min else { continue }
             latest[subscription.group] = started
             let status: String
@@ -86,8 +137,16 @@ enum OutboundEvents {
             case .expired: status = "expired"
             case .revoked: status = "refunded"
             }
-            statuses[subscription.group] = status
+            standings.statuses[subscription.group] = status
+            standings.periodTypes[subscription.group] = subscription.periodType.rawValue
         }
-        return (statuses, paying)
+        return standings
+    }
+
+    /// What `groupStatuses` finds.
+    struct GroupStandings {
+        var statuses: [String: String] = [:]
+        var periodTypes: [String: String] = [:]
+        var paying = false
     }
 }
