@@ -45,6 +45,31 @@ public struct AmplitudeDestination: Destination {
         return JSONText.object(members)
     }
 
+    /// An event's lanes: its user (the user id Amplitude is sent); Amplitude throttles users and devices.
+    public func laneKeys(_ event: OutboundEvent) -> [String] { ["user:" + (event.appUserId ?? event.customerId)] }
+
+    /// A 429: Amplitude throttles the users and devices that send too fast (`throttled_users`, `throttled_devices`,
+    /// and the batch's `throttled_events` by index) and asks for about 30 s. Those users wait, in order; the batch's
+    /// other events were not taken either and go again at once. Without that detail, the whole destination waits.
+    static func throttled(_ answer: AttemptAnswer, json: [String: Any]?, error: String, events: [OutboundEvent], now: Int64)
+        -> [AttemptVerdict]
+    {
+        let wait = answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 30_000
+        let users = Set(((json?["throttled_users"] as? [String: Any]) ?? [:]).keys.map { "user:" + $0 })
+        let indices = Set((json?["throttled_events"] as? [Any] ?? []).compactMap(AnswerJSON.int))
+        let reason = "Amplitude answered 429: \(error)"
+        guard !users.isEmpty || !indices.isEmpty else {
+            return events.map { _ in .throttled(reason: reason, retryAfter: wait, lane: .destination) }
+        }
+        return events.enumerated().map { index, event in
+            let user = "user:" + (event.appUserId ?? event.customerId)
+            guard users.contains(user) || indices.contains(index) else {
+                return .retryNow(reason: "Amplitude throttled other users of the batch")
+            }
+            return .throttled(reason: reason, retryAfter: wait, lane: .keys([user]))
+        }
+    }
+
     public func requests(for events: [OutboundEvent], now: Int64) throws(IntegrationError) -> [OutgoingRequest] {
         let body = JSONText.object([
             ("api_key", JSONText.string(apiKey)), ("events", "[" + events.map(event).joined(separator: ",") + "]"),
@@ -85,12 +110,7 @@ public struct AmplitudeDestination: Destination {
         case 401, 403:
             return events.map { _ in .disableDestination(reason: "Amplitude answered \(status): \(error)") }
         case 429:
-            // Amplitude throttles a user or device sending too fast: it asks for about 30 s.
-            return events.map { _ in
-                .retry(
-                    reason: "Amplitude answered 429: \(error)",
-                    retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 30_000)
-            }
+            return Self.throttled(answer, json: json, error: error, events: events, now: now)
         default:
             return events.map { _ in .retry(reason: "Amplitude answered \(status): \(error)", retryAfter: nil) }
         }

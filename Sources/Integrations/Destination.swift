@@ -85,6 +85,9 @@ public protocol Destination: Sendable {
     func proceeds(after answer: AttemptAnswer) -> Bool
     /// What the answers (one per request sent, in order) mean for each event of the group, in order.
     func verdicts(_ answers: [AttemptAnswer], for events: [OutboundEvent], now: Int64) -> [AttemptVerdict]
+    /// The keys a 429 can hold an event back by, beside the whole destination (Amplitude: its user and device).
+    /// Default: none.
+    func laneKeys(_ event: OutboundEvent) -> [String]
 }
 
 extension Destination {
@@ -93,6 +96,7 @@ extension Destination {
     public var details: MessageDetails { [] }
     public func batches(_ events: [OutboundEvent]) -> [Range<Int>] { events.indices.map { $0..<($0 + 1) } }
     public func proceeds(after answer: AttemptAnswer) -> Bool { answer.status.map { (200..<300).contains($0) } ?? false }
+    public func laneKeys(_ event: OutboundEvent) -> [String] { [] }
 
     /// Groups of at most `count` events and `bytes` bytes (each event's size as `size` measures it).
     public func batches(_ events: [OutboundEvent], count: Int, bytes: Int, size: (OutboundEvent) -> Int) -> [Range<Int>] {

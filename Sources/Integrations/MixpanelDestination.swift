@@ -119,11 +119,9 @@ public struct MixpanelDestination: Destination {
         case 400:
             return events.map { _ in .rejected(reason: "Mixpanel refused the batch: \(error)") }
         case 429:
-            return events.map { _ in
-                .retry(
-                    reason: "Mixpanel answered 429: \(error)",
-                    retryAfter: imported.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 60_000)
-            }
+            // The project's limit: the wait holds every import to it, in order.
+            let wait = imported.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 60_000
+            return events.map { _ in .throttled(reason: "Mixpanel answered 429: \(error)", retryAfter: wait, lane: .destination) }
         default:
             return events.map { _ in .retry(reason: "Mixpanel answered \(status): \(error)", retryAfter: nil) }
         }

@@ -66,9 +66,10 @@ public struct SlackDestination: Destination {
         case 200..<300:
             return .delivered
         case 429:
-            return .retry(
+            // The hook's limit: the wait holds every message to it, in order.
+            return .throttled(
                 reason: "Slack answered 429 (rate limited)",
-                retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 1000)
+                retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 1000, lane: .destination)
         case _ where permanentErrors.contains(error):
             return .disableDestination(reason: "Slack answered \(status) \(error)")
         case 403, 404, 410:

@@ -53,7 +53,10 @@ public struct TelegramDestination: Destination {
             return .moved(reason: "Telegram: the group became supergroup \(migrated)", config: ["chatId": String(migrated)])
         }
         if let seconds = AnswerJSON.int(parameters?["retry_after"]) {
-            return .retry(reason: "Telegram answered \(status): \(description)", retryAfter: Int64(max(0, min(seconds, 7 * 86_400))) * 1000)
+            // The chat's limit: the wait holds every message to it, in order.
+            return .throttled(
+                reason: "Telegram answered \(status): \(description)", retryAfter: Int64(max(0, min(seconds, 7 * 86_400))) * 1000,
+                lane: .destination)
         }
         let lowered = description.lowercased()
         switch status {

@@ -41,7 +41,7 @@ public enum WebhookDelivery {
         ])
     }
 
-    /// A 2xx is delivered; 410 Gone disables the webhook; anything else (another status, a redirect, which is never
+    /// A 2xx is delivered; 410 Gone disables the webhook; 429 holds the whole webhook for its `Retry-After`; anything else (another status, a redirect, which is never
     /// followed, a timeout or no connection) is a failed attempt, retried after the `Retry-After` it asked for if any.
     public static func verdict(_ answer: AttemptAnswer, now: Int64) -> AttemptVerdict {
         guard let status = answer.status else { return answer.unanswered }
@@ -52,6 +52,13 @@ public enum WebhookDelivery {
             return .disableDestination(reason: "the webhook answered 410 Gone")
         case 300..<400:
             return .retry(reason: "the webhook answered a redirect (\(status)), which is not followed", retryAfter: nil)
+        case 429:
+            // The endpoint asked to slow down: everything to it waits, in order (at least a second without a
+            // Retry-After).
+            return .throttled(
+                reason: "the webhook answered 429",
+                retryAfter: answer.header("retry-after").flatMap { RetryAfter.milliseconds($0, now: now) } ?? 1000,
+                lane: .destination)
         default:
             return .retry(
                 reason: "the webhook answered \(status)",

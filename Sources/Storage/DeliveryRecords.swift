@@ -89,9 +89,10 @@ extension StorageSession {
         "first_attempt_at", "created_at", "updated_at", "last_status", "last_response", "last_latency_ms", "last_error",
     ]
 
-    /// Claims up to `limit` of a destination's due deliveries for `token` until `leaseUntil`, oldest due first, and
-    /// returns them in event order; none once the destination is disabled (a lane stops there). A claimed row is due again when the lease ends (its holder died); on PostgreSQL
-    /// rows another server is claiming are skipped, never waited for.
+    /// Claims up to `limit` of a destination's due deliveries for `token` until `leaseUntil`, in event order (the
+    /// stream's: what a destination's wait held back goes before what came after it), and returns them in that order;
+    /// none once the destination is disabled (a lane stops there). A claimed row is due again when the lease ends (its
+    /// holder died); on PostgreSQL rows another server is claiming are skipped, never waited for.
     public func claimDeliveries(integration id: String, now: Int64, leaseUntil: Int64, token: String, limit: Int) async throws
         -> [DeliveryRecord]
     {
@@ -103,7 +104,7 @@ extension StorageSession {
                 SELECT event_seq FROM deliveries
                 WHERE integration_id = \(bind: id) AND status IN ('pending', 'retrying') AND next_attempt_at <= \(bind: now)
                 AND EXISTS (SELECT 1 FROM integrations WHERE id = \(bind: id) AND enabled = 1)
-                ORDER BY next_attempt_at LIMIT \(literal: limit)\(unsafeRaw: skipLocked))
+                ORDER BY event_seq LIMIT \(literal: limit)\(unsafeRaw: skipLocked))
             RETURNING \(unsafeRaw: Self.deliveryColumns.joined(separator: ", "))
             """
         ).all().map(Self.deliveryRecord).sorted { $0.eventSeq < $1.eventSeq }

@@ -400,5 +400,12 @@ public enum Schema {
             try await db.create(index: "ledger_active_until").on("ledger")
                 .column("app_id").column("environment").column("active_until").column("next_start").run()
         },
+        // A lane claims its waiting deliveries in stream order (what a 429 held back goes first when the wait ends), so
+        // the waiting ones are indexed in that order; the due index (by next attempt) keeps serving the look for lanes.
+        Migration(version: 14, name: "the outbox's waiting deliveries indexed in stream order") { db in
+            try await db.raw(
+                "CREATE INDEX deliveries_waiting ON deliveries (integration_id, event_seq) WHERE status IN ('pending', 'retrying')"
+            ).run()
+        },
     ]
 }

@@ -111,7 +111,7 @@ import Testing
         #expect(slack.verdicts([AttemptAnswer(status: 200, body: Array("ok".utf8))], for: [Self.event()], now: now) == [.delivered])
         #expect(
             slack.verdicts([AttemptAnswer(status: 429, headers: ["Retry-After": "30"])], for: [Self.event()], now: now)
-                == [.retry(reason: "Slack answered 429 (rate limited)", retryAfter: 30_000)])
+                == [.throttled(reason: "Slack answered 429 (rate limited)", retryAfter: 30_000, lane: .destination)])
         for error in ["channel_not_found", "channel_is_archived", "invalid_token"] {
             let verdict = slack.verdicts([AttemptAnswer(status: 404, body: Array(error.utf8))], for: [Self.event()], now: now)
             #expect(verdict == [.disableDestination(reason: "Slack answered 404 \(error)")])
@@ -142,7 +142,7 @@ import Testing
         #expect(answer(200, #"{"ok":true,"result":{}}"#) == .delivered)
         #expect(
             answer(429, #"{"ok":false,"error_code":429,"description":"Too Many Requests: retry after 7","parameters":{"retry_after":7}}"#)
-                == .retry(reason: "Telegram answered 429: Too Many Requests: retry after 7", retryAfter: 7_000))
+                == .throttled(reason: "Telegram answered 429: Too Many Requests: retry after 7", retryAfter: 7_000, lane: .destination))
         #expect(
             answer(
                 400,
@@ -201,6 +201,46 @@ import Testing
             #expect(batch.count <= 2_000 && body.count <= 1_000_000 && body.count > 900_000 || batch == batches.last)
         }
         #expect(amplitude.batches(many, count: 2_000, bytes: 1_000_000) { _ in 1 }.map(\.count) == [2_000, 2_000, 500])
+    }
+
+    @Test("Amplitude's 429 holds the users it names (and only them); a 429 without detail holds the destination")
+    func amplitudeThrottlesUsers() {
+        let amplitude = AmplitudeDestination(
+            url: "https://api2.amplitude.com/2/httpapi", apiKey: "k", naming: AnalyticsNaming(.storekeeper))
+        var ann = Self.event(id: "a")
+        ann.appUserId = "ann"
+        var bob = Self.event(id: "b")
+        bob.appUserId = "bob"
+        let answer = AttemptAnswer(
+            status: 429,
+            body: Array(
+                #"{"code":429,"error":"Too many requests for some devices and users","throttled_users":{"ann":40},"throttled_events":[0]}"#
+                    .utf8))
+        let verdicts = amplitude.verdicts([answer], for: [ann, bob], now: 0)
+        #expect(
+            verdicts[0]
+                == .throttled(
+                    reason: "Amplitude answered 429: Too many requests for some devices and users", retryAfter: 30_000,
+                    lane: .keys(["user:ann"])))
+        #expect(verdicts[1] == .retryNow(reason: "Amplitude throttled other users of the batch"))
+        #expect(amplitude.laneKeys(ann) == ["user:ann"])
+        let bare = amplitude.verdicts([AttemptAnswer(status: 429, body: Array(#"{"code":429}"#.utf8))], for: [ann], now: 0)
+        #expect(bare == [.throttled(reason: #"Amplitude answered 429: {"code":429}"#, retryAfter: 30_000, lane: .destination)])
+    }
+
+    @Test("holds: a lane waits until its latest hold; the whole destination holds every key; ended holds are forgotten")
+    func throttleHolds() {
+        var holds = ThrottleHolds()
+        #expect(holds.heldUntil(["user:ann"], now: 0) == nil)
+        holds.hold(.keys(["user:ann"]), until: 30_000)
+        holds.hold(.keys(["user:ann"]), until: 10_000)
+        #expect(holds.heldUntil(["user:ann"], now: 0) == 30_000)
+        #expect(holds.heldUntil(["user:bob"], now: 0) == nil && !holds.destinationHeld(now: 0))
+        holds.hold(.destination, until: 5_000)
+        #expect(holds.heldUntil(["user:bob"], now: 0) == 5_000 && holds.destinationHeld(now: 4_999))
+        #expect(holds.heldUntil(["user:bob"], now: 5_000) == nil)
+        holds.expire(now: 30_000)
+        #expect(holds.isEmpty)
     }
 
     @Test func theNamingPresetsKeepApphudsAndRevenueCatsNames() {

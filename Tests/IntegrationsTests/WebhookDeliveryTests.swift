@@ -34,7 +34,7 @@ import Testing
                 == .retry(reason: "the webhook answered a redirect (301), which is not followed", retryAfter: nil))
         #expect(
             WebhookDelivery.verdict(AttemptAnswer(status: 429, headers: ["Retry-After": "30"]), now: now)
-                == .retry(reason: "the webhook answered 429", retryAfter: 30_000))
+                == .throttled(reason: "the webhook answered 429", retryAfter: 30_000, lane: .destination))
         #expect(
             WebhookDelivery.verdict(AttemptAnswer(status: 500), now: now) == .retry(reason: "the webhook answered 500", retryAfter: nil))
         #expect(

@@ -47,9 +47,12 @@ struct DestinationAPITests {
                     try await client.createIntegration(h, ["kind": "slack", "config": ["url": hook], "environments": ["Sandbox"]]))
                 #expect(view.config.isEmpty && view.secretsConfigured == ["url"])
                 try await Self.purchase(client, h)
-                let failed = try await Self.afterFirstFailure(client, h, view.id)
-                #expect(failed.lastStatus == 429 && failed.lastResponse == "rate_limited")
+                // A 429 is a wait, not a failure: the attempt is not counted, and the hook waits the 30 s it asked for.
+                try await eventually("the wait recorded") { try await client.deliveries(h, view.id).first?.lastStatus == 429 }
+                let failed = try #require(try await client.deliveries(h, view.id).first)
+                #expect(failed.lastStatus == 429 && failed.lastResponse == "rate_limited" && failed.attempts == 0)
                 #expect(try #require(failed.nextAttemptAt) >= at(75) + 30_000)
+                h.clock.set(try #require(failed.nextAttemptAt))
                 try await eventually("delivered") { try await client.deliveries(h, view.id).first?.status == "delivered" }
                 let message = try #require(slack.received.last).json()
                 #expect((message["text"] as? String)?.hasPrefix("Subscription started · \(IntegrationTests.token) · pro.monthly") == true)

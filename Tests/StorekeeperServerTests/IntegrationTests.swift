@@ -161,12 +161,13 @@ struct IntegrationTests {
                 try await Task.sleep(for: .milliseconds(1_500))
                 #expect(receiver.received.count == 1)
 
-                // The second attempt asks for an hour (Retry-After), which beats the schedule's 20 s.
+                // The second attempt asks for an hour (Retry-After), which beats the schedule's 20 s: a wait, not a
+                // failure, so not counted.
                 receiver.respond { _, _ in .init(status: 429, headers: ["Retry-After": "3600"], body: "slow down") }
                 h.clock.set(next)
-                try await eventually("the second attempt") { try await deliveries().first?.attempts == 2 }
+                try await eventually("the second attempt") { try await deliveries().first?.lastStatus == 429 }
                 delivery = try #require(try await deliveries().first)
-                #expect(delivery.lastStatus == 429)
+                #expect(delivery.attempts == 1)
                 #expect(try #require(delivery.nextAttemptAt) >= next + 3_600_000)
                 h.clock.set(next + 60_000)
                 try await Task.sleep(for: .milliseconds(1_500))
@@ -177,7 +178,7 @@ struct IntegrationTests {
                 h.clock.set(next + 3_600_000)
                 try await eventually("delivered") { try await deliveries().first?.status == "delivered" }
                 delivery = try #require(try await deliveries().first)
-                #expect(delivery.attempts == 3)
+                #expect(delivery.attempts == 2)
                 #expect(delivery.lastStatus == 204)
                 let sent = receiver.received
                 #expect(sent.count == 3)
@@ -347,6 +348,49 @@ struct IntegrationTests {
                 let after = try decode(IntegrationView.self, try await client.integration(h, view.id))
                 #expect(after.enabled && after.disabledReason == nil)
                 #expect(receiver.received.isEmpty)
+            }
+        }
+    }
+
+    @Test(
+        "a 429 holds the whole Slack hook for its Retry-After; when the wait ends the refused message goes first, in order",
+        arguments: [TestDatabase.sqlite])
+    func throttledLane(database: TestDatabase) async throws {
+        let h = try await Harness.make(database)
+        h.clock.set(at(75))
+        let slack = FakeDestination { _, index in
+            index == 0 ? .init(status: 429, headers: ["Retry-After": "2"], body: "rate_limited") : .init(status: 200)
+        }
+        try await slack.serve { url in
+            try await h.live { client in
+                let created = try await client.createIntegration(
+                    h, ["kind": "slack", "config": ["url": url + "/hook"], "environments": ["Sandbox"]])
+                #expect(created.status == .created)
+                let view = try decode(IntegrationView.self, created)
+                for signed in try WebhookTests.lifecycle() { _ = try await client.postNotification(h.app.appId, signed) }
+                try await eventually("the first message, refused") { !slack.received.isEmpty }
+                // The server's clock stays short of the wait: nothing more goes to the hook, however long it waits.
+                try await Task.sleep(for: .seconds(2.5))
+                #expect(slack.received.count == 1)
+                let waiting = try await client.deliveries(h, view.id)
+                #expect(waiting.count > 2 && waiting.allSatisfy { $0.status == "pending" && $0.attempts == 0 }, "\(waiting)")
+                #expect(waiting.contains { $0.lastError?.contains("429") == true })
+                h.clock.set(at(75) + 2_000)
+                try await eventually("every message sent after the wait") {
+                    try await client.deliveries(h, view.id).allSatisfy { $0.status == "delivered" }
+                }
+                let received = slack.received
+                #expect(received.count == waiting.count + 1)
+                // The refused message is the first after the wait, and all go in the stream's order.
+                #expect(received.count > 1 && received[1].body == received[0].body)
+                func eventId(_ request: FakeDestination.Received) -> String? {
+                    guard let range = request.text.range(of: "event ") else { return nil }
+                    return String(request.text[range.upperBound...].prefix { $0 != "\"" })
+                }
+                let stream = try await client.deliveries(h, view.id).sorted {
+                    (DeliveryRecord.key(of: $0.id)?.eventSeq ?? 0) < (DeliveryRecord.key(of: $1.id)?.eventSeq ?? 0)
+                }
+                #expect(received.dropFirst().map(eventId) == stream.map(\.eventId), "not in the stream's order")
             }
         }
     }

@@ -53,6 +53,10 @@ public struct DeliveryWorker: Service {
     /// commit makes them due.
     var gatherDelay: Duration = .milliseconds(200)
     private let lanes = NIOLockedValueBox(Set<String>())
+    /// The waits destinations asked for with a 429, by integration id, while they last: a held destination gets no
+    /// lane, and a held key's deliveries wait (uncounted) until the hold ends, so each lane keeps its order. Kept in
+    /// this process: another server on the same PostgreSQL learns of a wait from its own 429.
+    private let holds = NIOLockedValueBox([String: ThrottleHolds]())
 
     init(
         database: StorageDatabase, registry: AppRegistry, sender: DeliverySender, signal: OutboxSignal, activity: IngestActivity,
@@ -125,7 +129,14 @@ public struct DeliveryWorker: Service {
         let now = self.now
         let (due, delivering) = try await database.reading { try await $0.enabledIntegrations(dueAt: now) }
         signal.delivering(to: delivering)
-        return due.filter { integration in lanes.withLockedValue { $0.insert(integration.id).inserted } }
+        let held = holds.withLockedValue { holds in
+            for id in holds.keys { holds[id]?.expire(now: now) }
+            holds = holds.filter { !$0.value.isEmpty }
+            return Set(holds.filter { $0.value.destinationHeld(now: now) }.keys)
+        }
+        return due.filter { integration in
+            !held.contains(integration.id) && lanes.withLockedValue { $0.insert(integration.id).inserted }
+        }
     }
 
     /// One destination's lane: batches until nothing is due, the server stops, or the destination is disabled.
@@ -184,6 +195,12 @@ public struct DeliveryWorker: Service {
                     if let next { try await release(next, lane) }
                     // The next lane reads the new configuration.
                     logger.notice("a destination moved; its configuration was updated", metadata: ["integration": "\(id)"])
+                    return
+                }
+                if destinationHeld(id) {
+                    // A 429 holds the whole destination: the lane ends, and the next one starts when the wait is over,
+                    // with the refused delivery first.
+                    if let next { try await release(next, lane) }
                     return
                 }
                 await giveWay(worked: recorded - started, idle: activity.now() - recorded, since: &ingest)
@@ -279,12 +296,19 @@ public struct DeliveryWorker: Service {
         try await database.writing { try await $0.releaseDeliveries(integration: id, eventSeqs: seqs, token: batch.token, at: now) }
     }
 
+    /// Whether a 429 holds the whole destination now.
+    private func destinationHeld(_ id: String) -> Bool {
+        let now = self.now
+        return holds.withLockedValue { $0[id]?.destinationHeld(now: now) ?? false }
+    }
+
     /// Sends a claimed batch and judges every delivery by its answer.
     private func judge(_ batch: ClaimedBatch, _ lane: Lane, secrets: [String], pacer: inout Pacer) async -> JudgedBatch {
         let kind = lane.integration.kind
         let sendable = batch.sendable
         let groups = lane.destination.batches(sendable.map(\.1)).map { Array(sendable[$0]) }
-        let outcomes = await send(groups.map { $0.map(\.1) }, via: lane.destination, secrets: secrets, pacer: &pacer)
+        let outcomes = await send(
+            groups.map { $0.map(\.1) }, via: lane.destination, integration: lane.integration.id, secrets: secrets, pacer: &pacer)
         var attempts = batch.attempts
         var disabledFor: String?
         var movedTo: [String: String]?
@@ -302,6 +326,8 @@ public struct DeliveryWorker: Service {
                     metrics.delivery(kind: kind, outcome: "moved")
                 case .retryNow:
                     metrics.delivery(kind: kind, outcome: "requeued")
+                case .throttled:
+                    metrics.delivery(kind: kind, outcome: "throttled")
                 case .delivered, .retry, .rejected:
                     metrics.delivery(kind: kind, outcome: attempt.status.rawValue)
                 }
@@ -324,29 +350,54 @@ public struct DeliveryWorker: Service {
     }
 
     /// Sends each group as one request: up to the destination's concurrency at once, starts spaced by its rate limit.
+    /// What a 429 holds (the whole destination, or some of its keys) is not sent: it waits for the hold, uncounted,
+    /// and a 429 that comes back holds what follows it.
     private func send(
-        _ groups: [[OutboundEvent]], via destination: any Destination, secrets: [String], pacer: inout Pacer
+        _ groups: [[OutboundEvent]], via destination: any Destination, integration id: String, secrets: [String], pacer: inout Pacer
     ) async -> [SendOutcome] {
         var outcomes = [SendOutcome?](repeating: nil, count: groups.count)
         let sender = self.sender
         let clock = self.clock
-        await withTaskGroup(of: (Int, SendOutcome).self) { tasks in
+        await withTaskGroup(of: StartedGroup.self) { tasks in
             var next = 0
             var inFlight = 0
             while next < groups.count || inFlight > 0 {
                 while next < groups.count && inFlight < max(1, destination.concurrency) {
-                    await pacer.waitForTurn()
                     let index = next
-                    let group = groups[index]
-                    tasks.addTask {
-                        (index, await sender.send(group, via: destination, secrets: secrets, now: clock().millisecondsSince1970))
-                    }
                     next += 1
+                    let group = groups[index]
+                    let held = heldVerdicts(group, via: destination, integration: id)
+                    let subset = group.indices.filter { held[$0] == nil }
+                    guard !subset.isEmpty else {
+                        outcomes[index] = SendOutcome(
+                            answer: AttemptAnswer(failure: Self.waiting),
+                            verdicts: group.indices.map { held[$0] ?? .retryNow(reason: Self.waiting) },
+                            latencyMs: 0, redactedBody: nil, redactedFailure: nil)
+                        continue
+                    }
+                    await pacer.waitForTurn()
+                    let events = subset.map { group[$0] }
+                    tasks.addTask {
+                        StartedGroup(
+                            index: index, sent: subset, held: held,
+                            outcome: await sender.send(events, via: destination, secrets: secrets, now: clock().millisecondsSince1970))
+                    }
                     inFlight += 1
                 }
-                guard let (index, outcome) = await tasks.next() else { break }
-                outcomes[index] = outcome
+                guard let started = await tasks.next() else { break }
                 inFlight -= 1
+                let answeredAt = clock().millisecondsSince1970
+                var outcome = started.outcome
+                var verdicts = [AttemptVerdict?](repeating: nil, count: groups[started.index].count)
+                for (position, index) in started.sent.enumerated() where position < outcome.verdicts.count {
+                    verdicts[index] = outcome.verdicts[position]
+                    if case .throttled(_, let wait, let lane) = outcome.verdicts[position] {
+                        holds.withLockedValue { $0[id, default: ThrottleHolds()].hold(lane, until: answeredAt + max(0, wait)) }
+                    }
+                }
+                for (index, verdict) in started.held { verdicts[index] = verdict }
+                outcome.verdicts = verdicts.map { $0 ?? .retry(reason: "not sent", retryAfter: nil) }
+                outcomes[started.index] = outcome
             }
         }
         // Every group is answered above; a group that somehow was not gets a retry per event rather than no record.
@@ -356,6 +407,30 @@ public struct DeliveryWorker: Service {
                     answer: AttemptAnswer(failure: "not sent"), verdicts: group.map { _ in .retry(reason: "not sent", retryAfter: nil) },
                     latencyMs: 0, redactedBody: nil, redactedFailure: "not sent")
         }
+    }
+
+    /// What a destination's reason to wait reads like on a delivery that was held back.
+    static let waiting = "held: the destination asked to slow down (429); sent after the wait, in order"
+
+    /// The events of a group a 429 holds now, by their position, each to wait until its hold ends.
+    private func heldVerdicts(_ group: [OutboundEvent], via destination: any Destination, integration id: String) -> [Int: AttemptVerdict] {
+        let now = self.now
+        guard let current = holds.withLockedValue({ $0[id] }), !current.isEmpty else { return [:] }
+        var held: [Int: AttemptVerdict] = [:]
+        for (index, event) in group.enumerated() {
+            if let until = current.heldUntil(destination.laneKeys(event), now: now) {
+                held[index] = .throttled(reason: Self.waiting, retryAfter: until - now, lane: .destination)
+            }
+        }
+        return held
+    }
+
+    /// A group whose request was started: the positions sent, those held back with their verdicts, and the outcome.
+    struct StartedGroup: Sendable {
+        let index: Int
+        let sent: [Int]
+        let held: [Int: AttemptVerdict]
+        let outcome: SendOutcome
     }
 
     /// What one attempt comes to (the outcome's texts are already without secrets). A destination disabled by its answer keeps the delivery waiting, uncounted, for when
@@ -382,6 +457,12 @@ public struct DeliveryWorker: Service {
             first = delivery.firstAttemptAt
             status = delivery.attempts == 0 ? .pending : .retrying
             next = now
+        case .throttled(_, let retryAfter, _):
+            // Asked to wait: no failure, so not counted; due again exactly when the wait ends, with its lane.
+            attempts = delivery.attempts
+            first = delivery.firstAttemptAt
+            status = delivery.attempts == 0 ? .pending : .retrying
+            next = now + max(0, retryAfter)
         }
         return AttemptRecord(
             eventSeq: delivery.eventSeq, status: status, attempts: attempts, nextAttemptAt: next,
