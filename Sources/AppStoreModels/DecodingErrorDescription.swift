@@ -1,3 +1,5 @@
+import Foundation
+
 /// A short, readable account of why JSON did not decode: which field, and what was wrong with it.
 public enum DecodingErrorDescription {
     /// `'data.signedDate' is not a Int64`, `'notificationUUID' is missing`, `not valid JSON`, or the message a
@@ -34,6 +36,33 @@ public enum DecodingErrorDescription {
         @unknown default: return nil
         }
         return path.isEmpty ? nil : text(of: path)
+    }
+
+    /// Where a text that is not JSON stops being JSON, in words: `unexpected text at line 2, column 7`, or `it ends
+    /// before the JSON does (line 1, column 8)`; nil when the text is JSON. Lines and columns count from 1, columns
+    /// in bytes.
+    public static func syntaxError(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return nil
+        } catch {
+            let message = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
+            let bytes = Array(data)
+            func position(_ offset: Int) -> String {
+                let clamped = min(max(offset, 0), bytes.count)
+                let before = bytes[..<clamped]
+                let line = before.filter { $0 == 0x0A }.count + 1
+                let column = clamped - (before.lastIndex(of: 0x0A).map { $0 + 1 } ?? 0) + 1
+                return "line \(line), column \(column)"
+            }
+            if let range = message.range(of: "character "), let offset = Int(message[range.upperBound...].prefix { $0.isNumber }) {
+                return "unexpected text at \(position(offset))"
+            }
+            if message.lowercased().contains("end of file") || message.lowercased().contains("unexpected end") {
+                return "it ends before the JSON does (\(position(bytes.count)))"
+            }
+            return message
+        }
     }
 
     private static func text(of path: [any CodingKey]) -> String {

@@ -33,8 +33,8 @@ struct EntitlementsCommand: ParsableCommand {
         guard let factsData = FileManager.default.contents(atPath: facts) else {
             throw UsageError(message: "cannot read the facts '\(facts)'")
         }
-        if let environment, !Environment.known.contains(Environment(rawValue: environment)) {
-            throw UsageError(message: "--environment must be Production, Sandbox, Xcode or LocalTesting")
+        if let environment, Environment.known(spelled: environment) == nil {
+            throw UsageError(message: "--environment must be production, sandbox, xcode or localtesting (any case)")
         }
         let parsedCatalog: Catalog
         do {
@@ -52,7 +52,7 @@ struct EntitlementsCommand: ParsableCommand {
         }
         let now = at.map(Timestamp.init(millisecondsSince1970:)) ?? Timestamp(Date())
         let evaluation = EntitlementEngine.evaluate(
-            catalog: parsedCatalog, facts: parsedFacts, now: now, environment: environment.map(Environment.init(rawValue:)))
+            catalog: parsedCatalog, facts: parsedFacts, now: now, environment: environment.flatMap(Environment.known(spelled:)))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         FileHandle.standardOutput.write(try encoder.encode(evaluation) + Data("\n".utf8))

@@ -168,7 +168,85 @@ struct ReconcileCommand: AsyncParsableCommand {
 
 struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apps", abstract: "Manage apps.", subcommands: [Create.self])
+        commandName: "apps", abstract: "Manage apps.", subcommands: [Create.self, List.self, Show.self, Keys.self])
+
+    /// Runs `body` on the core opened as the database options say, closing it after, a domain error as a usage error.
+    static func withCore<T>(_ database: DatabaseOptions, _ body: (StorekeeperCore) async throws -> T) async throws -> T {
+        let settings = try database.settings().core
+        let core = try await openCore(settings, logger: DatabaseOptions.logger(.warning))
+        do {
+            let value = try await body(core)
+            await core.database.close()
+            return value
+        } catch let error as StorekeeperError {
+            await core.database.close()
+            throw UsageError(message: error.description)
+        } catch {
+            await core.database.close()
+            throw error
+        }
+    }
+
+    static func printJSON<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List the apps: id, bundle id, environments and live keys (their prefixes only; --json for everything).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Flag(help: "Print JSON (what `apps show` prints, for every app).") var json = false
+
+        func run() async throws {
+            let apps = try await withCore(database) { try await $0.administration.list() }
+            if json { return try printJSON(apps) }
+            if apps.isEmpty { print("no apps yet: storekeeper apps create --bundle-id … --environment sandbox") }
+            for app in apps {
+                let keys = app.keys.filter { $0.revokedAt == nil }.map(\.prefix).joined(separator: " ")
+                print([app.appId, app.bundleId, app.environments.joined(separator: ","), keys].joined(separator: "  "))
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "One app as JSON: bundle id, Apple id, environments, products, and its keys' prefixes and times (never a secret).")
+
+        @OptionGroup var database: DatabaseOptions
+        @Argument(help: "The app's id (app_…).") var appId: String
+
+        func run() async throws {
+            try printJSON(try await withCore(database) { try await $0.administration.summary(of: appId) })
+        }
+    }
+
+    struct Keys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Manage an app's API keys.", subcommands: [Rotate.self])
+
+        struct Rotate: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract:
+                    "Issue a new key and revoke the old ones of its kind at once (for an operator who lost a key: the command line has the database, the API needs the key). Prints the new key once."
+            )
+
+            @OptionGroup var database: DatabaseOptions
+            @Argument(help: "The app's id (app_…).") var appId: String
+            @Option(help: "secret (default) or public.") var kind: String = "secret"
+
+            func run() async throws {
+                guard let parsed = APIKeyRecord.Kind(rawValue: kind.lowercased()) else {
+                    throw UsageError(message: "--kind is secret or public, not '\(kind)'")
+                }
+                try printJSON(
+                    try await withCore(database) { core in
+                        try await core.administration.rotateKey(parsed, of: try await core.apps.app(id: appId))
+                    })
+            }
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -187,13 +265,10 @@ struct AppsCommand: AsyncParsableCommand {
 
         func run() async throws {
             let environmentNames = try environments.map { name -> String in
-                switch name.lowercased() {
-                case "production": return Environment.production.rawValue
-                case "sandbox": return Environment.sandbox.rawValue
-                case "xcode": return Environment.xcode.rawValue
-                case "localtesting": return Environment.localTesting.rawValue
-                default: throw UsageError(message: "unknown environment '\(name)': production, sandbox, xcode or localtesting")
+                guard let known = Environment.known(spelled: name) else {
+                    throw UsageError(message: "unknown environment '\(name)': production, sandbox, xcode or localtesting")
                 }
+                return known.rawValue
             }
             let roots = try trustedRoots.map { path -> String in
                 guard let data = FileManager.default.contents(atPath: path) else { throw UsageError(message: "cannot read \(path)") }
@@ -210,17 +285,11 @@ struct AppsCommand: AsyncParsableCommand {
             let config = AppConfiguration(
                 bundleId: bundleId, appAppleId: appAppleId, environments: environmentNames,
                 trustedRoots: roots.isEmpty ? nil : roots, catalog: parsedCatalog, transferPolicy: policy)
-            let settings = try database.settings().core
-            let core = try await openCore(settings, logger: DatabaseOptions.logger(.warning))
             do {
-                let created = try await core.administration.create(config)
-                await core.database.close()
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                print(String(decoding: try encoder.encode(created), as: UTF8.self))
-            } catch let error as StorekeeperError {
-                await core.database.close()
-                throw UsageError(message: error.description)
+                try printJSON(try await withCore(database) { try await $0.administration.create(config) })
+            } catch let error as UsageError where appAppleId == nil && error.message.contains("appAppleId") {
+                // The domain names the configuration's field; here it is a flag.
+                throw UsageError(message: error.message + " (pass it with --app-apple-id, the app's id in App Store Connect)")
             }
         }
     }

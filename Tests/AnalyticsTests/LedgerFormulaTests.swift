@@ -490,6 +490,9 @@ struct LedgerFormulaTests {
             try Self.request("2026-01-01", "2026-01-02", tz: "Mars/Olympus")
         }
         #expect(throws: AnalyticsError.unknownMetric("mmr")) { try Metric(named: "mmr") }
+        #expect(AnalyticsError.unknownMetric("mmr").description == "unknown metric 'mmr': did you mean 'mrr'?")
+        #expect(AnalyticsError.unknownMetric("churnn").reason == "unknown metric 'churnn': did you mean 'churn'?")
+        #expect(AnalyticsError.unknownMetric("zzzzzzzz").description.hasPrefix("unknown metric 'zzzzzzzz': one of mrr"))
         // Names outside the time zone database, including paths Foundation would read as files.
         for name in ["../../../etc/passwd", "GMT+5", "", "Europe/../Europe/Berlin"] {
             #expect(throws: AnalyticsError.invalidParameter("tz", "'\(name)' is not an IANA time zone such as Europe/Berlin")) {

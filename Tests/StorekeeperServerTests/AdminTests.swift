@@ -108,9 +108,10 @@ struct AdminTests {
                 #expect(response.status == .badRequest, "\(method) \(uri) \(body ?? ""): \(response.status)")
                 #expect(try decode(ErrorBody.self, response).error.field == field, "\(uri)")
             }
-            // Environments are spelled as Apple spells them (the schema's enum).
-            try await refused("/v1/customers/ann?environment=sandbox", field: "environment")
+            // Environments are read in Apple's spelling or in lower case (the schema's enum), never another word.
+            try await refused("/v1/customers/ann?environment=sandboxx", field: "environment")
             #expect(try await client.execute(uri: "/v1/customers/ann?environment=Sandbox", method: .get, headers: secret).status == .ok)
+            #expect(try await client.execute(uri: "/v1/customers/ann?environment=sandbox", method: .get, headers: secret).status == .ok)
             // Cursors are digits only; limits 1 to 1000.
             try await refused("/v1/apps/\(h.app.appId)/events?after=%2B1-2", field: "after")
             try await refused("/v1/customers/ann/events?limit=1001", field: "limit")

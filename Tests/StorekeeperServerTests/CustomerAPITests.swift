@@ -196,6 +196,31 @@ struct CustomerAPITests {
         }
     }
 
+    @Test("a body that is not JSON says where it stopped; JSON of the wrong shape names the field; a metric's typo is answered")
+    func bodyErrors() async throws {
+        let h = try await Harness.make(.sqlite)
+        h.clock.set(at(1))
+        try await h.test { client in
+            let broken = try await client.execute(
+                uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey),
+                body: ByteBuffer(string: "{\"signedTransaction\": \"x\",\n  \"oops\": }"))
+            #expect(broken.status == .badRequest)
+            let brokenText = String(buffer: broken.body)
+            #expect(brokenText.contains("not valid JSON: unexpected text at line 2, column 11"), "\(brokenText)")
+            let shapeless = try await client.execute(
+                uri: "/v1/customers/erin/transactions", method: .post, headers: headers(h.app.publicKey), body: ByteBuffer(string: "{}"))
+            #expect(shapeless.status == .badRequest)
+            let shapelessText = String(buffer: shapeless.body)
+            #expect(!shapelessText.contains("not valid JSON") && shapelessText.contains("signedTransaction"), "\(shapelessText)")
+            let typo = try await client.execute(uri: "/v1/apps/\(h.app.appId)/metrics/mmr", method: .get, headers: headers(h.app.secretKey))
+            #expect(typo.status == .badRequest && String(buffer: typo.body).contains("did you mean 'mrr'?"))
+            // The environment in any case; the answer in Apple's spelling.
+            let lower = try await client.execute(
+                uri: "/v1/customers/erin?environment=sandbox", method: .get, headers: headers(h.app.publicKey))
+            #expect(lower.status == .ok && String(buffer: lower.body).contains("\"environment\":\"Sandbox\""))
+        }
+    }
+
     @Test("the RevenueCat-shaped subscriber")
     func subscriber() async throws {
         let h = try await Harness.make(.sqlite)

@@ -16,6 +16,26 @@ public struct RotatedKey: Codable, Sendable {
     public var revoked: Int
 }
 
+/// An app as an operator reviews it: what identifies it, what it accepts, and its keys, never a secret.
+public struct AppSummary: Codable, Sendable, Hashable {
+    /// One key: its kind, the part that names it (`pk_<id>`, never the secret after it), when it was made and revoked.
+    public struct Key: Codable, Sendable, Hashable {
+        public var kind: APIKeyRecord.Kind
+        public var prefix: String
+        public var createdAt: Int64
+        public var revokedAt: Int64?
+    }
+
+    public var appId: String
+    public var bundleId: String
+    public var appAppleId: Int64?
+    public var environments: [String]
+    public var products: Int
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    public var keys: [Key]
+}
+
 /// An entitlement and the products that grant it.
 public struct EntitlementProducts: Codable, Sendable, Hashable {
     public var id: String
@@ -75,6 +95,31 @@ public struct AppAdministration: Sendable {
             for entitlement in product.entitlements { products[entitlement, default: []].append(product.id) }
         }
         return products.keys.sorted().map { EntitlementProducts(id: $0, productIds: products[$0]?.sorted() ?? []) }
+    }
+
+    /// Every app, oldest first, as an operator reviews it.
+    public func list() async throws -> [AppSummary] {
+        let records = try await database.reading { try await $0.apps() }
+        var summaries: [AppSummary] = []
+        for record in records.sorted(by: { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }) {
+            summaries.append(try await summary(of: record.id))
+        }
+        return summaries
+    }
+
+    /// One app as an operator reviews it; `appNotFound` for an unknown id.
+    public func summary(of appId: String) async throws -> AppSummary {
+        let app = try await registry.app(id: appId)
+        let (record, keys) = try await database.reading { session in
+            (try await session.app(id: appId), try await session.keys(app: appId))
+        }
+        guard let record else { throw StorekeeperError.appNotFound(appId: appId) }
+        return AppSummary(
+            appId: app.id, bundleId: app.config.bundleId, appAppleId: app.config.appAppleId, environments: app.config.environments,
+            products: app.config.catalog.products.count, createdAt: record.createdAt, updatedAt: record.updatedAt,
+            keys: keys.map {
+                AppSummary.Key(kind: $0.kind, prefix: "\($0.kind.prefix)_\($0.keyId)", createdAt: $0.createdAt, revokedAt: $0.revokedAt)
+            })
     }
 
     /// Issues a new key of one kind and revokes the old ones of that kind at once.

@@ -93,7 +93,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         bundleId = try c.decode(String.self, forKey: .bundleId)
         appAppleId = try c.decodeIfPresent(Int64.self, forKey: .appAppleId)
-        environments = try c.decode([String].self, forKey: .environments)
+        environments = Self.spelled(try c.decode([String].self, forKey: .environments))
         trustedRoots = try c.decodeIfPresent([String].self, forKey: .trustedRoots)
         sharedSecret = try c.decodeIfPresent(String.self, forKey: .sharedSecret)
         serverAPI = try c.decodeIfPresent(ServerAPICredentials.self, forKey: .serverAPI)
@@ -114,6 +114,14 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         } catch {
             throw .invalidInput(field: "offerSigningKey.privateKey", "\(error)")
         }
+    }
+
+    /// Environments as given, in any case (`sandbox`), in Apple's spelling (`Sandbox`); a list that names one twice
+    /// as written is kept as it is, for `validate` to refuse, and spellings of one environment count once.
+    public static func spelled(_ environments: [String]) -> [String] {
+        guard Set(environments).count == environments.count else { return environments }
+        var seen = Set<String>()
+        return environments.map { Environment.known(spelled: $0)?.rawValue ?? $0 }.filter { seen.insert($0).inserted }
     }
 
     /// The environments, typed.

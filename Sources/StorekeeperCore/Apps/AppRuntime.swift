@@ -45,11 +45,12 @@ public struct AppRuntime: Sendable {
     /// The environment the customer API answers for when the request names none: the first allowed.
     public var defaultEnvironment: Environment { config.allowedEnvironments.first ?? .production }
 
-    /// Parses a requested environment (`?environment=`), which must be one of the app's, spelled as Apple spells it
-    /// (the OpenAPI document's enum); nil is the default.
+    /// Parses a requested environment (`?environment=`), which must be one of the app's, in any case (`sandbox` or
+    /// Apple's `Sandbox`); nil is the default.
     public func environment(_ requested: String?) throws(StorekeeperError) -> Environment {
         guard let requested else { return defaultEnvironment }
-        guard let match = config.allowedEnvironments.first(where: { $0.rawValue == requested }) else {
+        guard let match = config.allowedEnvironments.first(where: { $0.rawValue.caseInsensitiveCompare(requested) == .orderedSame })
+        else {
             throw .invalidInput(
                 field: "environment",
                 "'\(requested)' is not one of this app's: \(config.environments.joined(separator: ", "))")

@@ -398,12 +398,17 @@ public struct IntegrationAdministration: Sendable {
 
     private static func environments(_ environments: [String], app: AppRuntime) throws(StorekeeperError) -> [String] {
         guard !environments.isEmpty else { throw .invalidInput(field: "environments", "environments lists at least one") }
-        for environment in environments where !app.config.environments.contains(environment) {
-            throw .invalidInput(
-                field: "environments",
-                "the app does not accept \(environment) (it accepts \(app.config.environments.joined(separator: ", ")))")
+        var spelled: [String] = []
+        for environment in environments {
+            // Any case on input, Apple's spelling stored.
+            guard let known = app.config.environments.first(where: { $0.caseInsensitiveCompare(environment) == .orderedSame }) else {
+                throw .invalidInput(
+                    field: "environments",
+                    "the app does not accept \(environment) (it accepts \(app.config.environments.joined(separator: ", ")))")
+            }
+            spelled.append(known)
         }
-        return Array(Set(environments)).sorted()
+        return Array(Set(spelled)).sorted()
     }
 
     private static func schedule(_ delays: [Int64]?) throws(StorekeeperError) -> [Int64]? {

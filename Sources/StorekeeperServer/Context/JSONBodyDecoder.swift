@@ -18,14 +18,21 @@ public struct JSONBodyDecoder: RequestDecoder {
         } catch let error as any HTTPResponseError where error.status == .contentTooLarge {
             throw ErrorResponse.payloadTooLarge
         }
+        let data = Data(buffer.readableBytesView)
         do {
-            return try Self.decoder.decode(T.self, from: Data(buffer.readableBytesView))
+            return try Self.decoder.decode(T.self, from: data)
         } catch let error as StorekeeperError {
             throw error
         } catch {
+            // Not JSON at all: say where it stopped. JSON of the wrong shape: say which field.
+            if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
+                let syntax = DecodingErrorDescription.syntaxError(in: data)
+            {
+                throw StorekeeperError.invalidInput("the body is not valid JSON: \(syntax)")
+            }
             throw StorekeeperError.invalidInput(
                 field: DecodingErrorDescription.field(of: error),
-                "the body is not valid JSON for this endpoint: \(DecodingErrorDescription.describe(error))")
+                "the body does not fit this endpoint: \(DecodingErrorDescription.describe(error))")
         }
     }
 }

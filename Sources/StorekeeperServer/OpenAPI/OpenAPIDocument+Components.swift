@@ -51,7 +51,7 @@ extension OpenAPIDocument {
                         "The app's name for the customer: 1 to \(AppUserIds.maxLength) characters on one line, not starting with $ but for the app's $device: ids."
                 ),
                 "Environment": .parameter(
-                    name: "environment", context: .query(schema: environmentSchema),
+                    name: "environment", context: .query(schema: environmentInputSchema),
                     description: "One of the app's environments (400 for another). Default: the app's first."),
                 "After": .parameter(
                     name: "after", context: .query(schema: .string(pattern: cursorPattern)),
@@ -97,6 +97,9 @@ extension OpenAPIDocument {
 
     /// Apple's environments, spelled as `AppRuntime.environment(_:)` takes them.
     static let environmentSchema = JSONSchema.string(allowedValues: Environment.known.map { .init($0.rawValue) })
+    /// An environment as input: Apple's spelling or all lower case (any case is read; answers use Apple's).
+    static let environmentInputSchema = JSONSchema.string(
+        allowedValues: (Environment.known.map(\.rawValue) + Environment.known.map { $0.rawValue.lowercased() }).map { .init($0) })
 
     static func ref(_ name: String, required: Bool = true) -> JSONSchema { .reference(.component(named: name), required: required) }
 

@@ -44,7 +44,7 @@ extension OpenAPIDocument {
             ),
             "events": .array(required: false, nullable: true, minItems: 1, items: eventTypeSchema).with(
                 description: "The types sent (null: every type)."),
-            "environments": .array(required: false, minItems: 1, items: environmentSchema).with(description: "Default: Production."),
+            "environments": .array(required: false, minItems: 1, items: environmentInputSchema).with(description: "Default: Production."),
             "enabled": .boolean(required: false),
             "retrySchedule": retryScheduleSchema,
         ],

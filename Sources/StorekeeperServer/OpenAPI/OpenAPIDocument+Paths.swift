@@ -219,7 +219,7 @@ extension OpenAPIDocument {
     static let appPatchSchema = JSONSchema.object(
         properties: [
             "appAppleId": .integer(required: false, nullable: true, minimum: (1, exclusive: false)),
-            "environments": .array(required: false, minItems: 1, uniqueItems: true, items: environmentSchema),
+            "environments": .array(required: false, minItems: 1, uniqueItems: true, items: environmentInputSchema),
             "trustedRoots": .array(
                 required: false, nullable: true, items: .string(description: "A DER certificate, base64.", minLength: 1)),
             "sharedSecret": .string(required: false, nullable: true, minLength: 1),

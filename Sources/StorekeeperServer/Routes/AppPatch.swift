@@ -52,7 +52,7 @@ struct AppPatch: Decodable {
     func applied(to config: AppConfiguration) -> AppConfiguration {
         var config = config
         if let appAppleId { config.appAppleId = appAppleId }
-        if let environments { config.environments = environments }
+        if let environments { config.environments = AppConfiguration.spelled(environments) }
         if let trustedRoots { config.trustedRoots = trustedRoots }
         if let sharedSecret { config.sharedSecret = sharedSecret }
         if let serverAPI { config.serverAPI = serverAPI }
