@@ -38,10 +38,14 @@ public struct CatalogProduct: Codable, Hashable, Sendable {
     /// The rank inside the group as App Store Connect orders it (StoreKit's `groupLevel`): 1 is the highest level of
     /// service. With levels, a product change is told apart as an upgrade, a downgrade or a crossgrade.
     public var level: Int?
+    /// The free trial of the product's introductory offer, as App Store Connect sets it (`P3D`, `P1W`, `P2W`, `P1M`,
+    /// `P2M`, `P3M`, `P6M` or `P1Y`): what the simulator sells as a free trial. The engine reads trials' lengths from
+    /// the signed transactions, not from here.
+    public var freeTrial: ISO8601Duration?
 
     public init(
         id: String, type: ProductKind, group: String? = nil, period: ISO8601Duration? = nil,
-        duration: ISO8601Duration? = nil, entitlements: [String] = [], level: Int? = nil
+        duration: ISO8601Duration? = nil, entitlements: [String] = [], level: Int? = nil, freeTrial: ISO8601Duration? = nil
     ) {
         self.id = id
         self.type = type
@@ -50,9 +54,10 @@ public struct CatalogProduct: Codable, Hashable, Sendable {
         self.duration = duration
         self.entitlements = entitlements
         self.level = level
+        self.freeTrial = freeTrial
     }
 
-    public enum CodingKeys: String, CodingKey, CaseIterable { case id, type, group, period, duration, entitlements, level }
+    public enum CodingKeys: String, CodingKey, CaseIterable { case id, type, group, period, duration, entitlements, level, freeTrial }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -63,11 +68,12 @@ public struct CatalogProduct: Codable, Hashable, Sendable {
         duration = try container.decodeIfPresent(ISO8601Duration.self, forKey: .duration)
         entitlements = try container.decodeIfPresent([String].self, forKey: .entitlements) ?? []
         level = try container.decodeIfPresent(Int.self, forKey: .level)
+        freeTrial = try container.decodeIfPresent(ISO8601Duration.self, forKey: .freeTrial)
     }
 }
 
 /// The app's products and the entitlements they unlock: `{"products": [{"id", "type", "group", "period", "duration",
-/// "entitlements", "level"}]}`.
+/// "entitlements", "level", "freeTrial"}]}`.
 public struct Catalog: Codable, Hashable, Sendable {
     public let products: [CatalogProduct]
     let byId: [String: CatalogProduct]
@@ -98,6 +104,14 @@ public struct Catalog: Codable, Hashable, Sendable {
                 if let period = product.period, !period.isPositive {
                     throw CatalogError("product '\(product.id)' has an empty period")
                 }
+                if let trial = product.freeTrial {
+                    // Apple's free trials: 3 days to a year.
+                    let days = trial.months * 30 + trial.days + trial.milliseconds / 86_400_000
+                    guard trial.isPositive, (3...366).contains(days) else {
+                        throw CatalogError(
+                            "product '\(product.id)' has a free trial of \(trial): Apple's last 3 days (P3D) to a year (P1Y)")
+                    }
+                }
                 groups.insert(group)
             case .nonRenewing:
                 guard let duration = product.duration, duration.isPositive else {
@@ -105,6 +119,9 @@ public struct Catalog: Codable, Hashable, Sendable {
                 }
             case .nonConsumable, .consumable:
                 break
+            }
+            if product.type != .autoRenewable, product.freeTrial != nil {
+                throw CatalogError("product '\(product.id)' is not an auto-renewable subscription: only those have free trials")
             }
         }
         self.products = products

@@ -370,6 +370,10 @@ extension SimulateCommand {
         @Option(help: "How many customers.") var customers: Int = 1000
         @Option(help: "Over how many days.") var days: Int = 365
         @Option(help: "At most this many notifications per second.") var rate: Double?
+        @Option(
+            name: .customLong("export-ids"),
+            help: "Write every customer's app user id and purchases' transaction ids here (CSV: app_user_id,transaction_id).")
+        var exportIds: String?
         @OptionGroup var options: SimulationOptions
         @OptionGroup var split: SplitTestOptions
 
@@ -424,6 +428,7 @@ extension SimulateCommand {
                 let summary = await session.store.with { $0.summary() }
                 print("ground truth: \(summary)")
                 print("delivery: \(session.player.delivery.stats)")
+                try await reportCustomers(session)
                 print(
                     String(
                         format: "end to end: %d notifications in %.1f s, %.0f notifications/s (%d steps skipped as impossible by then)",
@@ -431,6 +436,19 @@ extension SimulateCommand {
                 return try await session.outcome()
             }
             if code != 0 { throw ExitCode(code) }
+        }
+
+        /// A few customers to look up (`GET /v1/customers/<app user id>`), and every one in `--export-ids`.
+        func reportCustomers(_ session: SimulationSession) async throws {
+            let customers = await session.store.with { $0.customerIds() }
+            let shown = customers.prefix(3).map { "\($0.name) = \($0.appUserId)" }.joined(separator: ", ")
+            if !shown.isEmpty { print("customers to look up (GET /v1/customers/<app user id>): \(shown)") }
+            guard let exportIds else { return }
+            let csv = await session.store.with { $0.customerIdsCSV() }
+            guard FileManager.default.createFile(atPath: exportIds, contents: Data(csv.utf8)) else {
+                throw ValidationError("cannot write \(exportIds)")
+            }
+            print("wrote \(customers.count) customers' ids to \(exportIds)")
         }
 
         static func seconds(_ duration: Duration) -> Double {

@@ -61,6 +61,20 @@ struct SimulateCLITests {
         #expect(result.stderr.components(separatedBy: reason).count == 2, "\(result.stderr)")
     }
 
+    @Test("population names a few customers to look up and exports every customer's ids")
+    func exportIds() throws {
+        let state = try TestRun.scratch("sim").path
+        let file = try TestRun.scratch("ids").appendingPathExtension("csv").path
+        let result = try run([
+            "population", "--customers", "8", "--days", "20", "--webhook", "http://127.0.0.1:9/hook", "--bundle-id", "com.example",
+            "--state", state, "--export-ids", file,
+        ])
+        #expect(result.stdout.contains("customers to look up (GET /v1/customers/<app user id>): c"), "\(result.stdout)")
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        #expect(lines.first == "app_user_id,transaction_id")
+        #expect(lines.count > 8 && lines.dropFirst().allSatisfy { $0.split(separator: ",").count == 2 })
+    }
+
     @Test("a refused delivery is said with the server's status and error")
     func refusals() {
         #expect(

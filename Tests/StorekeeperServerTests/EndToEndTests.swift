@@ -226,7 +226,7 @@ struct EndToEndReconciliationTests {
             let client = AppStoreServerAPIClient(configuration, verifier: verifier, httpClient: .shared)
 
             let history = try await client.allTransactionHistory(transactionId: first)
-            #expect(history.count == 4)  // the trial, two renewals, the coins
+            #expect(history.count == 5)  // the week-long trial, three monthly renewals by day 70, the coins
             #expect(Set(history.compactMap(\.value.productId)) == ["pro.monthly", "coins.100"])
             let statuses = try await client.allSubscriptionStatuses(transactionId: first)
             #expect(statuses.groups.first?.lastTransactions.first?.status == .active)
@@ -235,12 +235,12 @@ struct EndToEndReconciliationTests {
             let page = try await client.notificationHistory(
                 NotificationHistoryRequest(
                     startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100))))
-            #expect(page.items.count == 4)  // SUBSCRIBED, ONE_TIME_CHARGE, two DID_RENEW
+            #expect(page.items.count == 5)  // SUBSCRIBED, ONE_TIME_CHARGE, three DID_RENEW
             let failures = try await client.notificationHistory(
                 NotificationHistoryRequest(
                     startDate: Timestamp(millisecondsSince1970: at(0)), endDate: Timestamp(millisecondsSince1970: at(100)),
                     onlyFailures: true))
-            #expect(failures.items.count == 4)  // never delivered in this test
+            #expect(failures.items.count == 5)  // never delivered in this test
 
             let token = try await client.requestTestNotification()
             #expect(received.value == 1)
@@ -269,8 +269,8 @@ struct EndToEndReconciliationTests {
             #expect(v2.status == .ok)
             #expect(String(buffer: v1.body) == String(buffer: v2.body))
             let v1Body = try JSONSerialization.jsonObject(with: Data(v1.body.readableBytesView)) as? [String: Any]
-            #expect((v1Body?["signedTransactions"] as? [String])?.count == 4)
-            #expect(v1Body?["revision"] as? String == "4")
+            #expect((v1Body?["signedTransactions"] as? [String])?.count == 5)
+            #expect(v1Body?["revision"] as? String == "5")
             #expect(v1Body?["hasMore"] as? Bool == false)
             #expect(v1Body?["bundleId"] as? String == bundleId)
 

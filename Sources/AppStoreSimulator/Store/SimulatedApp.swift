@@ -31,13 +31,21 @@ public struct SimulatedApp: Codable, Hashable, Sendable {
     public static let defaultCatalog: Catalog = {
         func period(_ text: String) -> ISO8601Duration? { try? ISO8601Duration(text) }
         let products = [
-            CatalogProduct(id: "pro.weekly", type: .autoRenewable, group: "pro", period: period("P1W"), entitlements: ["pro"], level: 3),
-            CatalogProduct(id: "pro.monthly", type: .autoRenewable, group: "pro", period: period("P1M"), entitlements: ["pro"], level: 2),
             CatalogProduct(
-                id: "pro.monthly.plus", type: .autoRenewable, group: "pro", period: period("P1M"), entitlements: ["pro", "plus"], level: 1),
-            CatalogProduct(id: "pro.yearly", type: .autoRenewable, group: "pro", period: period("P1Y"), entitlements: ["pro"], level: 2),
+                id: "pro.weekly", type: .autoRenewable, group: "pro", period: period("P1W"), entitlements: ["pro"], level: 3,
+                freeTrial: period("P3D")),
             CatalogProduct(
-                id: "news.monthly", type: .autoRenewable, group: "news", period: period("P1M"), entitlements: ["news"], level: 1),
+                id: "pro.monthly", type: .autoRenewable, group: "pro", period: period("P1M"), entitlements: ["pro"], level: 2,
+                freeTrial: period("P1W")),
+            CatalogProduct(
+                id: "pro.monthly.plus", type: .autoRenewable, group: "pro", period: period("P1M"), entitlements: ["pro", "plus"], level: 1,
+                freeTrial: period("P1W")),
+            CatalogProduct(
+                id: "pro.yearly", type: .autoRenewable, group: "pro", period: period("P1Y"), entitlements: ["pro"], level: 2,
+                freeTrial: period("P1M")),
+            CatalogProduct(
+                id: "news.monthly", type: .autoRenewable, group: "news", period: period("P1M"), entitlements: ["news"], level: 1,
+                freeTrial: period("P2W")),
             CatalogProduct(id: "lifetime", type: .nonConsumable, entitlements: ["pro"]),
             CatalogProduct(id: "coins.100", type: .consumable),
             CatalogProduct(id: "season.pass", type: .nonRenewing, duration: period("P3M"), entitlements: ["season"]),

@@ -37,6 +37,12 @@ extension StoreModel {
         return id
     }
 
+    /// How long a free trial of `product` lasts: the catalog's `freeTrial`, else what most apps give (a week, or a
+    /// month for a subscription of a year or more).
+    public static func freeTrialLength(of product: CatalogProduct) -> ISO8601Duration? {
+        product.freeTrial ?? (try? ISO8601Duration((product.period?.months ?? 0) >= 12 ? "P1M" : "P1W"))
+    }
+
     // MARK: - Buying
 
     /// A purchase of an auto-renewable subscription: a first purchase (`SUBSCRIBED`/`INITIAL_BUY`), a
@@ -75,9 +81,11 @@ extension StoreModel {
         case .payUpFront(let n): count = max(1, n)
         default: count = 1
         }
+        // A free trial lasts what the catalog's offer gives; a paid offer or price, the product's period.
+        let length = offer == .freeTrial ? Self.freeTrialLength(of: product) ?? period : period
         let p = Period(
             transactionId: existing == nil ? id : newId(), webOrderLineItemId: newId(prefix: 4), productId: productId,
-            start: now, end: time.end(of: period, count: count, from: now), offer: offer,
+            start: now, end: time.end(of: length, count: count, from: now), offer: offer,
             price: price(productId, for: customer, offer: offer), currency: customer.storefront.currency,
             reason: .purchase, signedAt: now)
         let first = existing == nil

@@ -190,6 +190,7 @@ extension OpenAPIDocument {
             "duration": durationSchema.with(description: "How long a non-renewing subscription lasts."),
             "entitlements": .array(required: false, nullable: true, items: .string(minLength: 1)),
             "level": .integer(required: false, nullable: true, description: "The service level in its group: 1 is the highest."),
+            "freeTrial": durationSchema.with(description: "The introductory offer's free trial (P3D to P1Y), what the simulator sells."),
         ],
         additionalProperties: .a(false))
 
