@@ -262,6 +262,11 @@ struct AppsCommand: AsyncParsableCommand {
         var trustedRoots: [String] = []
         @Option(help: "A product catalog (the Entitlements catalog format).") var catalog: String?
         @Option(name: .customLong("transfer-policy"), help: "transfer (default) or keep.") var transferPolicy: String = "transfer"
+        @Option(
+            help:
+                "json (default), or shell: `export STOREKEEPER_APP=… STOREKEEPER_PK=… STOREKEEPER_SK=…` lines, for eval in a shell."
+        )
+        var format: String = "json"
 
         func run() async throws {
             let environmentNames = try environments.map { name -> String in
@@ -285,8 +290,15 @@ struct AppsCommand: AsyncParsableCommand {
             let config = AppConfiguration(
                 bundleId: bundleId, appAppleId: appAppleId, environments: environmentNames,
                 trustedRoots: roots.isEmpty ? nil : roots, catalog: parsedCatalog, transferPolicy: policy)
+            guard ["json", "shell"].contains(format) else { throw UsageError(message: "--format is json or shell, not '\(format)'") }
             do {
-                try printJSON(try await withCore(database) { try await $0.administration.create(config) })
+                let created = try await withCore(database) { try await $0.administration.create(config) }
+                if format == "shell" {
+                    // Ids and keys are letters, digits and _: nothing a shell would expand.
+                    print("export STOREKEEPER_APP=\(created.appId) STOREKEEPER_PK=\(created.publicKey) STOREKEEPER_SK=\(created.secretKey)")
+                } else {
+                    try printJSON(created)
+                }
             } catch let error as UsageError where appAppleId == nil && error.message.contains("appAppleId") {
                 // The domain names the configuration's field; here it is a flag.
                 throw UsageError(message: error.message + " (pass it with --app-apple-id, the app's id in App Store Connect)")

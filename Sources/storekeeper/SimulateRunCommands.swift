@@ -34,6 +34,10 @@ struct SimulationOptions: ParsableArguments {
     @Option(name: .customLong("verify-with"), help: "An API key of the app (pk_… or sk_…): read every simulated customer back and compare.")
     var verifyWith: String?
     @Option(help: "The server's base URL for --verify-with (default: the webhook's).") var server: String?
+    @Option(
+        name: .customLong("export-ids"),
+        help: "Write every customer's app user id and purchases' transaction ids here (CSV: app_user_id,transaction_id).")
+    var exportIds: String?
 
     func validate() throws {
         guard ["virtual", "sandbox"].contains(clock) else { throw ValidationError("--clock is virtual or sandbox") }
@@ -150,6 +154,17 @@ struct SimulationSession {
     func finish() async throws {
         try await player.advance(to: max(Self.wallClock, await store.with { $0.now }))
         await player.drain()
+    }
+
+    /// A few customers to look up (`GET /v1/customers/<app user id>`), and every one in `--export-ids`.
+    func reportCustomers() async throws {
+        let customers = await store.with { $0.customerIds() }
+        let shown = customers.prefix(3).map { "\($0.name) = \($0.appUserId)" }.joined(separator: ", ")
+        if !shown.isEmpty { print("customers to look up (GET /v1/customers/<app user id>): \(shown)") }
+        guard let path = options.exportIds else { return }
+        let csv = await store.with { $0.customerIdsCSV() }
+        guard FileManager.default.createFile(atPath: path, contents: Data(csv.utf8)) else { throw ValidationError("cannot write \(path)") }
+        print("wrote \(customers.count) customers' ids to \(path)")
     }
 
     /// Notifications that never reached the server although no drop was asked for: a failed run.
@@ -350,6 +365,7 @@ extension SimulateCommand {
                 try await session.finish()
                 let model = await session.store.with { $0 }
                 print("delivery: \(session.player.delivery.stats)")
+                try await session.reportCustomers()
                 print("expected:")
                 for name in model.customerNames {
                     guard let truth = model.truth(of: name) else { continue }
@@ -370,10 +386,6 @@ extension SimulateCommand {
         @Option(help: "How many customers.") var customers: Int = 1000
         @Option(help: "Over how many days.") var days: Int = 365
         @Option(help: "At most this many notifications per second.") var rate: Double?
-        @Option(
-            name: .customLong("export-ids"),
-            help: "Write every customer's app user id and purchases' transaction ids here (CSV: app_user_id,transaction_id).")
-        var exportIds: String?
         @OptionGroup var options: SimulationOptions
         @OptionGroup var split: SplitTestOptions
 
@@ -428,7 +440,7 @@ extension SimulateCommand {
                 let summary = await session.store.with { $0.summary() }
                 print("ground truth: \(summary)")
                 print("delivery: \(session.player.delivery.stats)")
-                try await reportCustomers(session)
+                try await session.reportCustomers()
                 print(
                     String(
                         format: "end to end: %d notifications in %.1f s, %.0f notifications/s (%d steps skipped as impossible by then)",
@@ -436,19 +448,6 @@ extension SimulateCommand {
                 return try await session.outcome()
             }
             if code != 0 { throw ExitCode(code) }
-        }
-
-        /// A few customers to look up (`GET /v1/customers/<app user id>`), and every one in `--export-ids`.
-        func reportCustomers(_ session: SimulationSession) async throws {
-            let customers = await session.store.with { $0.customerIds() }
-            let shown = customers.prefix(3).map { "\($0.name) = \($0.appUserId)" }.joined(separator: ", ")
-            if !shown.isEmpty { print("customers to look up (GET /v1/customers/<app user id>): \(shown)") }
-            guard let exportIds else { return }
-            let csv = await session.store.with { $0.customerIdsCSV() }
-            guard FileManager.default.createFile(atPath: exportIds, contents: Data(csv.utf8)) else {
-                throw ValidationError("cannot write \(exportIds)")
-            }
-            print("wrote \(customers.count) customers' ids to \(exportIds)")
         }
 
         static func seconds(_ duration: Duration) -> Double {
