@@ -57,6 +57,10 @@ struct ExperimentAPITests {
             .post, base + "/experiments", h.app.secretKey,
             #"{"key": "\#(key)", "placement": "onboarding", "variants": [{"key": "control"}, {"key": "fancy", "paywall": "fancy"}]}"#)
         #expect(created.status == .created, "\(String(buffer: created.body))")
+        // The server's own answer, with the fields it keeps, reads back as a definition: posted again it is refused
+        // only because its key is taken (409), not for the fields the server added (400).
+        let again = try await client.send(.post, base + "/experiments", h.app.secretKey, String(buffer: created.body))
+        #expect(again.status == .conflict, "\(String(buffer: again.body))")
     }
 
     /// The first app user id (u0, u1 …) that `variant` gets in phase `phase` of `key` with equal weights.

@@ -167,6 +167,9 @@ extension OpenAPIDocument {
                         "effectiveAt": .integer,
                         "cursor": .string(pattern: cursorPattern),
                         "recordedAt": .integer(required: false),
+                        "revenue": .integer(
+                            required: false, nullable: true,
+                            description: "The money the event moves, in milliunits of its currency (negative for a refund)."),
                         "customerId": .string(description: "The customer's id, stable across the app user ids it goes by."),
                         "appUserId": .string(
                             required: false, nullable: true,
