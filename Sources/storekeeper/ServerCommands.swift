@@ -52,6 +52,32 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
+extension DatabaseOptions {
+    /// Runs `body` on the core opened as these options say and closes it after, whatever happens; the domain's
+    /// refusals become usage errors (exit 2).
+    func withCore<T>(_ body: (StorekeeperCore) async throws -> T) async throws -> T {
+        let core = try await openCore(try settings().core, logger: Self.logger(.warning))
+        do {
+            let value = try await body(core)
+            await core.database.close()
+            return value
+        } catch let error as StorekeeperError {
+            await core.database.close()
+            throw UsageError(message: error.description)
+        } catch {
+            await core.database.close()
+            throw error
+        }
+    }
+}
+
+/// A value as indented JSON with sorted keys on stdout, as the commands print their answers.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -170,29 +196,6 @@ struct AppsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps", abstract: "Manage apps.", subcommands: [Create.self, List.self, Show.self, Keys.self])
 
-    /// Runs `body` on the core opened as the database options say, closing it after, a domain error as a usage error.
-    static func withCore<T>(_ database: DatabaseOptions, _ body: (StorekeeperCore) async throws -> T) async throws -> T {
-        let settings = try database.settings().core
-        let core = try await openCore(settings, logger: DatabaseOptions.logger(.warning))
-        do {
-            let value = try await body(core)
-            await core.database.close()
-            return value
-        } catch let error as StorekeeperError {
-            await core.database.close()
-            throw UsageError(message: error.description)
-        } catch {
-            await core.database.close()
-            throw error
-        }
-    }
-
-    static func printJSON<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
-    }
-
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "List the apps: id, bundle id, environments and live keys (their prefixes only; --json for everything).")
@@ -201,7 +204,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Flag(help: "Print JSON (what `apps show` prints, for every app).") var json = false
 
         func run() async throws {
-            let apps = try await withCore(database) { try await $0.administration.list() }
+            let apps = try await database.withCore { try await $0.administration.list() }
             if json { return try printJSON(apps) }
             if apps.isEmpty { print("no apps yet: storekeeper apps create --bundle-id … --environment sandbox") }
             for app in apps {
@@ -219,7 +222,7 @@ struct AppsCommand: AsyncParsableCommand {
         @Argument(help: "The app's id (app_…).") var appId: String
 
         func run() async throws {
-            try printJSON(try await withCore(database) { try await $0.administration.summary(of: appId) })
+            try printJSON(try await database.withCore { try await $0.administration.summary(of: appId) })
         }
     }
 
@@ -241,7 +244,7 @@ struct AppsCommand: AsyncParsableCommand {
                     throw UsageError(message: "--kind is secret or public, not '\(kind)'")
                 }
                 try printJSON(
-                    try await withCore(database) { core in
+                    try await database.withCore { core in
                         try await core.administration.rotateKey(parsed, of: try await core.apps.app(id: appId))
                     })
             }
@@ -292,7 +295,7 @@ struct AppsCommand: AsyncParsableCommand {
                 trustedRoots: roots.isEmpty ? nil : roots, catalog: parsedCatalog, transferPolicy: policy)
             guard ["json", "shell"].contains(format) else { throw UsageError(message: "--format is json or shell, not '\(format)'") }
             do {
-                let created = try await withCore(database) { try await $0.administration.create(config) }
+                let created = try await database.withCore { try await $0.administration.create(config) }
                 if format == "shell" {
                     // Ids and keys are letters, digits and _: nothing a shell would expand.
                     print("export STOREKEEPER_APP=\(created.appId) STOREKEEPER_PK=\(created.publicKey) STOREKEEPER_SK=\(created.secretKey)")

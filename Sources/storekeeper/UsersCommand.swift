@@ -32,10 +32,10 @@ struct UsersCommand: AsyncParsableCommand {
             guard allApps || !appIds.isEmpty else { throw UsageError(message: "give --apps app1,app2 or --all-apps") }
             guard !(allApps && !appIds.isEmpty) else { throw UsageError(message: "give --apps or --all-apps, not both") }
             let password = passwordFromStdin ? try UsersCommand.readPassword() : nil
-            try await UsersCommand.withCore(database) { core in
+            try await database.withCore { core in
                 let (user, generated) = try await core.dashboardAccounts.create(
                     email: email, password: password, apps: appIds, allApps: allApps)
-                UsersCommand.printJSON(Created(id: user.id, email: user.email, allApps: user.allApps, apps: user.apps, password: generated))
+                try printJSON(Created(id: user.id, email: user.email, allApps: user.allApps, apps: user.apps, password: generated))
             }
         }
     }
@@ -45,9 +45,9 @@ struct UsersCommand: AsyncParsableCommand {
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
-            try await UsersCommand.withCore(database) { core in
+            try await database.withCore { core in
                 let users = try await core.dashboardAccounts.users()
-                UsersCommand.printJSON(users.map { Created(id: $0.id, email: $0.email, allApps: $0.allApps, apps: $0.apps, password: nil) })
+                try printJSON(users.map { Created(id: $0.id, email: $0.email, allApps: $0.allApps, apps: $0.apps, password: nil) })
             }
         }
     }
@@ -63,7 +63,7 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let password = passwordFromStdin ? try UsersCommand.readPassword() : nil
-            try await UsersCommand.withCore(database) { core in
+            try await database.withCore { core in
                 if let generated = try await core.dashboardAccounts.resetPassword(email: email, password: password) {
                     print(generated)
                 }
@@ -77,7 +77,7 @@ struct UsersCommand: AsyncParsableCommand {
         @Option(help: "The user's email.") var email: String
 
         func run() async throws {
-            try await UsersCommand.withCore(database) { try await $0.dashboardAccounts.delete(email: email) }
+            try await database.withCore { try await $0.dashboardAccounts.delete(email: email) }
         }
     }
 
@@ -88,25 +88,4 @@ struct UsersCommand: AsyncParsableCommand {
         return line
     }
 
-    /// Runs `body` on the opened database, turning the domain's refusals into usage errors (exit 2).
-    static func withCore(_ database: DatabaseOptions, _ body: (StorekeeperCore) async throws -> Void) async throws {
-        let core = try await openCore(try database.settings().core, logger: DatabaseOptions.logger(.warning))
-        do {
-            try await body(core)
-            await core.database.close()
-        } catch let error as StorekeeperError {
-            await core.database.close()
-            throw UsageError(message: error.description)
-        } catch {
-            await core.database.close()
-            throw error
-        }
-    }
-
-    static func printJSON(_ value: some Encodable) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else { return }
-        print(String(decoding: data, as: UTF8.self))
-    }
 }
