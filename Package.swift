@@ -18,6 +18,20 @@ let package = Package(
         .library(name: "StorekeeperSDKTesting", targets: ["StorekeeperSDKTesting"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
     ],
+    // The server is a default trait, so `swift run storekeeper serve` and `swift test` build everything here. An app
+    // depends on this package with `traits: []`: every package below is conditioned on a trait, so the SDK and its
+    // StoreKit adapter resolve none. An app whose tests use StorekeeperSDKTesting adds the `SDKTesting` trait, which
+    // brings what the test store signs with (swift-crypto, swift-certificates, swift-asn1) and swift-log, never the
+    // server's packages. README "In your app"; .ci/sample-app.sh checks both.
+    traits: [
+        .trait(
+            name: "Server",
+            description: "The storekeeper server, its command-line tool, the App Store clients and the simulator's HTTP delivery."),
+        .trait(
+            name: "SDKTesting",
+            description: "StorekeeperSDKTesting, the App Store simulator behind the SDK's StoreClient, for an app's tests."),
+        .default(enabledTraits: ["Server"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
@@ -48,11 +62,11 @@ let package = Package(
             name: "AppStore",
             dependencies: [
                 "AppStoreModels",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .signing("Crypto", "swift-crypto"),
+                .signing("X509", "swift-certificates"),
+                .signing("SwiftASN1", "swift-asn1"),
+                .signing("Logging", "swift-log"),
+                .server("AsyncHTTPClient", "async-http-client"),
             ]
         ),
         .target(
@@ -61,12 +75,12 @@ let package = Package(
                 "AppStore",
                 // The catalog format and the state vocabulary the ground truth is written in (never the engine).
                 "Entitlements",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
+                .signing("Crypto", "swift-crypto"),
+                .signing("X509", "swift-certificates"),
+                .signing("SwiftASN1", "swift-asn1"),
             ],
             resources: [.copy("Scenarios")]
         ),
@@ -76,9 +90,9 @@ let package = Package(
             dependencies: [
                 "AppStore",
                 "AppStoreSimulator",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .server("Crypto", "swift-crypto"),
+                .server("Hummingbird", "hummingbird"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
             ]
         ),
         // Pure: the App Store models in, states and events out. No I/O, no clock.
@@ -95,13 +109,13 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .server("SQLKit", "sql-kit"),
+                .server("SQLiteKit", "sqlite-kit"),
+                .server("PostgresKit", "postgres-kit"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
+                .server("Logging", "swift-log"),
             ]
         ),
         // The money ledger (periods, refunds, USD at stored rates, estimated proceeds) and the metrics computed from it,
@@ -112,19 +126,19 @@ let package = Package(
                 "AppStore",
                 "Entitlements",
                 "Storage",
-                .product(name: "SQLKit", package: "sql-kit"),
+                .server("SQLKit", "sql-kit"),
             ]
         ),
         // Events out: the durable outbox's destinations (Standard Webhooks signatures, retry schedules). No HTTP server.
         .target(
             name: "Integrations",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .server("Crypto", "swift-crypto"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("NIOCore", "swift-nio"),
+                .server("NIOHTTP1", "swift-nio"),
+                .server("NIOPosix", "swift-nio"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
             ]
         ),
         // The domain: use cases (ingestion, purchase linking, customer reads, app administration, reconciliation),
@@ -138,17 +152,17 @@ let package = Package(
                 "Analytics",
                 "Integrations",
                 "Experiments",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .server("Crypto", "swift-crypto"),
+                .server("Configuration", "swift-configuration"),
+                .server("ServiceLifecycle", "swift-service-lifecycle"),
+                .server("Metrics", "swift-metrics"),
+                .server("Prometheus", "swift-prometheus"),
+                .server("Logging", "swift-log"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
                 // The dashboard's password hashes (a C bcrypt and its Swift face; no HTTP in it), off the async pool.
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .server("HummingbirdBcrypt", "hummingbird-auth"),
+                .server("NIOPosix", "swift-nio"),
             ]
         ),
         // HTTP only: routes, authentication middleware and contexts, the error mapping, the OpenAPI document.
@@ -161,13 +175,13 @@ let package = Package(
                 "Analytics",
                 "Experiments",
                 "StorekeeperCore",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
-                .product(name: "Mustache", package: "swift-mustache"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-                .product(name: "Yams", package: "Yams"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdAuth", "hummingbird-auth"),
+                .server("Mustache", "swift-mustache"),
+                .server("Configuration", "swift-configuration"),
+                .server("Logging", "swift-log"),
+                .server("OpenAPIKit", "OpenAPIKit"),
+                .server("Yams", "Yams"),
             ]
         ),
         .executableTarget(
@@ -182,12 +196,12 @@ let package = Package(
                 "StorekeeperServer",
                 "AppStoreSimulator",
                 "AppStoreSimulatorAPI",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .server("ArgumentParser", "swift-argument-parser"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("Configuration", "swift-configuration"),
+                .server("Hummingbird", "hummingbird"),
+                .server("Logging", "swift-log"),
+                .server("NIOCore", "swift-nio"),
             ]
         ),
         // What every test target shares: time helpers, the test catalogs, payload builders, a fresh database per test,
@@ -195,8 +209,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "AppStore", "Entitlements", "Storage", .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                "AppStore", "Entitlements", "Storage", .server("SQLKit", "sql-kit"),
+                .server("Crypto", "swift-crypto"),
             ],
             path: "Tests/TestSupport"
         ),
@@ -208,13 +222,13 @@ let package = Package(
                 "storekeeper",
                 "TestSupport",
                 "AppStoreSimulator",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .server("Crypto", "swift-crypto"),
+                .server("_CryptoExtras", "swift-crypto"),
                 // A local stand-in for Apple's servers in the client tests.
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
+                .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -225,7 +239,7 @@ let package = Package(
                 "AppStore",
                 "storekeeper",
                 "TestSupport",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .server("PropertyBased", "swift-property-based"),
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -244,27 +258,27 @@ let package = Package(
                 // JSONValue, for the OpenAPI conformance checker.
                 "Experiments",
                 "Analytics",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "OpenAPIKit", package: "OpenAPIKit"),
-                .product(name: "Yams", package: "Yams"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "Configuration", package: "swift-configuration"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
+                .server("AsyncHTTPClient", "async-http-client"),
+                .server("Crypto", "swift-crypto"),
+                .server("OpenAPIKit", "OpenAPIKit"),
+                .server("Yams", "Yams"),
+                .server("SQLKit", "sql-kit"),
+                .server("Configuration", "swift-configuration"),
             ],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "AnalyticsTests",
-            dependencies: ["Analytics", "AppStore", "Entitlements", "Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit")]
+            dependencies: ["Analytics", "AppStore", "Entitlements", "Storage", "TestSupport", .server("SQLKit", "sql-kit")]
         ),
         .testTarget(
             name: "StorageTests",
             dependencies: [
-                "Storage", "TestSupport", .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                "Storage", "TestSupport", .server("SQLKit", "sql-kit"),
+                .server("NIOConcurrencyHelpers", "swift-nio"),
             ]
         ),
         .testTarget(
@@ -276,9 +290,9 @@ let package = Package(
                 // Built before the tests, which run it as users do.
                 "storekeeper",
                 "TestSupport",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .server("Crypto", "swift-crypto"),
+                .server("X509", "swift-certificates"),
+                .server("SwiftASN1", "swift-asn1"),
             ],
             resources: [.copy("Fixtures")]
         ),
@@ -292,17 +306,31 @@ let package = Package(
             dependencies: [
                 "StorekeeperSDK", "StorekeeperSDKTesting", "StorekeeperCore", "StorekeeperServer", "Storage", "AppStore",
                 "AppStoreSimulator", "Entitlements", "Experiments", "TestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .server("Hummingbird", "hummingbird"),
+                .server("HummingbirdTesting", "hummingbird"),
+                .server("Logging", "swift-log"),
+                .server("Crypto", "swift-crypto"),
             ]
         ),
         .testTarget(
             name: "IntegrationsTests",
-            dependencies: ["Integrations", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Integrations", .server("Crypto", "swift-crypto")],
             resources: [.copy("Fixtures")]
         ),
     ],
     swiftLanguageModes: [.v6]
 )
+
+extension Target.Dependency {
+    /// A product the App Store simulator signs with (and Apple's data is verified with): for the server, and for
+    /// StorekeeperSDKTesting in an app's tests.
+    static func signing(_ name: String, _ package: String) -> Target.Dependency {
+        .product(name: name, package: package, condition: .when(traits: ["Server", "SDKTesting"]))
+    }
+
+    /// A product only the server side uses: fetched and linked only with the `Server` trait on (the default here;
+    /// off for apps, which depend on this package with `traits: []`).
+    static func server(_ name: String, _ package: String) -> Target.Dependency {
+        .product(name: name, package: package, condition: .when(traits: ["Server"]))
+    }
+}

@@ -1,8 +1,11 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import Synchronization
 import X509
+
+#if Server
+    import AsyncHTTPClient
+    import NIOCore
+#endif
 
 /// Optional revocation checking of the signing chain with OCSP (RFC 6960), off by default.
 ///
@@ -15,11 +18,20 @@ public struct OCSPChecking: Sendable {
     /// How long a chain confirmed by OCSP is trusted from the cache before it is checked again.
     public var cacheLifetime: TimeInterval
 
-    public init(transport: any OCSPTransport = HTTPOCSPTransport(), cacheLifetime: TimeInterval = 15 * 60) {
+    public init(transport: any OCSPTransport, cacheLifetime: TimeInterval = 15 * 60) {
         self.transport = transport
         self.cacheLifetime = cacheLifetime
     }
 }
+
+#if Server
+    extension OCSPChecking {
+        /// Checking over HTTP with AsyncHTTPClient.
+        public init(cacheLifetime: TimeInterval = 15 * 60) {
+            self.init(transport: HTTPOCSPTransport(), cacheLifetime: cacheLifetime)
+        }
+    }
+#endif
 
 /// Carries one DER-encoded OCSP request to a responder and returns its DER response, or throws when the responder
 /// could not be reached or did not answer usefully.
@@ -27,33 +39,36 @@ public protocol OCSPTransport: Sendable {
     func send(request: [UInt8], to uri: String) async throws -> [UInt8]
 }
 
-/// Sends OCSP requests as `POST application/ocsp-request` (RFC 6960 appendix A.1).
-public struct HTTPOCSPTransport: OCSPTransport {
-    public var httpClient: HTTPClient
-    public var timeout: TimeAmount
-    /// Responses larger than this are treated as a failed query.
-    public var maxResponseBytes: Int
+#if Server
+    /// Sends OCSP requests as `POST application/ocsp-request` (RFC 6960 appendix A.1).
+    public struct HTTPOCSPTransport: OCSPTransport {
+        public var httpClient: HTTPClient
+        public var timeout: TimeAmount
+        /// Responses larger than this are treated as a failed query.
+        public var maxResponseBytes: Int
 
-    public init(httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(10), maxResponseBytes: Int = 64 * 1024) {
-        self.httpClient = httpClient
-        self.timeout = timeout
-        self.maxResponseBytes = maxResponseBytes
-    }
-
-    public func send(request: [UInt8], to uri: String) async throws -> [UInt8] {
-        var httpRequest = HTTPClientRequest(url: uri)
-        httpRequest.method = .POST
-        httpRequest.headers.add(name: "Content-Type", value: "application/ocsp-request")
-        httpRequest.headers.add(name: "Accept", value: "application/ocsp-response")
-        httpRequest.body = .bytes(ByteBuffer(bytes: request))
-        let response = try await httpClient.execute(httpRequest, timeout: timeout)
-        guard response.status == .ok else {
-            throw OCSPQueryError(message: "the OCSP responder answered HTTP \(response.status.code)")
+        public init(httpClient: HTTPClient = .shared, timeout: TimeAmount = .seconds(10), maxResponseBytes: Int = 64 * 1024) {
+            self.httpClient = httpClient
+            self.timeout = timeout
+            self.maxResponseBytes = maxResponseBytes
         }
-        let body = try await response.body.collect(upTo: maxResponseBytes)
-        return Array(buffer: body)
+
+        public func send(request: [UInt8], to uri: String) async throws -> [UInt8] {
+            var httpRequest = HTTPClientRequest(url: uri)
+            httpRequest.method = .POST
+            httpRequest.headers.add(name: "Content-Type", value: "application/ocsp-request")
+            httpRequest.headers.add(name: "Accept", value: "application/ocsp-response")
+            httpRequest.body = .bytes(ByteBuffer(bytes: request))
+            let response = try await httpClient.execute(httpRequest, timeout: timeout)
+            guard response.status == .ok else {
+                throw OCSPQueryError(message: "the OCSP responder answered HTTP \(response.status.code)")
+            }
+            let body = try await response.body.collect(upTo: maxResponseBytes)
+            return Array(buffer: body)
+        }
     }
-}
+
+#endif
 
 struct OCSPQueryError: Error, CustomStringConvertible {
     var message: String

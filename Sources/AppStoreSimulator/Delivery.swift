@@ -1,6 +1,9 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
+
+#if Server
+    import AsyncHTTPClient
+    import NIOCore
+#endif
 
 /// The store behind a lock: the run performs actions on it while the fake Server API reads it.
 public actor SimulatedStore {
@@ -74,42 +77,44 @@ public enum Webhook {
         Array(#"{"signedPayload":""#.utf8) + Array(notification.signedPayload.utf8) + Array(#""}"#.utf8)
     }
 
-    /// The App Store's way to post: a refused or failed connection is a failed attempt, left to Apple's retry
-    /// schedule (AsyncHTTPClient's default would keep reconnecting until the request's deadline). It lives as long
-    /// as the process, so it is never shut down.
-    public static let client: HTTPClient = {
-        var configuration = HTTPClient.Configuration()
-        configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30))
-        configuration.connectionPool.retryConnectionEstablishment = false
-        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
-    }()
+    #if Server
+        /// The App Store's way to post: a refused or failed connection is a failed attempt, left to Apple's retry
+        /// schedule (AsyncHTTPClient's default would keep reconnecting until the request's deadline). It lives as long
+        /// as the process, so it is never shut down.
+        public static let client: HTTPClient = {
+            var configuration = HTTPClient.Configuration()
+            configuration.timeout = HTTPClient.Configuration.Timeout(connect: .seconds(5), read: .seconds(30))
+            configuration.connectionPool.retryConnectionEstablishment = false
+            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+        }()
 
-    /// A sender that posts to `url` with AsyncHTTPClient. Every failed attempt is told to `failed` at once, in words:
-    /// the server's status and the start of its error body, or why no answer came (Apple retries either way, and so
-    /// does the simulator, but a user should see at once why the server refused).
-    public static func http(
-        _ url: String, client: HTTPClient = Webhook.client, timeout: TimeAmount = .seconds(30),
-        failed: (@Sendable (String) -> Void)? = nil
-    ) -> WebhookSender {
-        { notification in
-            var request = HTTPClientRequest(url: url)
-            request.method = .POST
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(bytes: body(notification)))
-            do {
-                let response = try await client.execute(request, timeout: timeout)
-                let answer = try? await response.body.collect(upTo: 1 << 20)
-                let status = Int(response.status.code)
-                if !(200..<300).contains(status), let failed {
-                    failed(refusal(status: status, body: answer.map { String(buffer: $0) } ?? ""))
+        /// A sender that posts to `url` with AsyncHTTPClient. Every failed attempt is told to `failed` at once, in words:
+        /// the server's status and the start of its error body, or why no answer came (Apple retries either way, and so
+        /// does the simulator, but a user should see at once why the server refused).
+        public static func http(
+            _ url: String, client: HTTPClient = Webhook.client, timeout: TimeAmount = .seconds(30),
+            failed: (@Sendable (String) -> Void)? = nil
+        ) -> WebhookSender {
+            { notification in
+                var request = HTTPClientRequest(url: url)
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: body(notification)))
+                do {
+                    let response = try await client.execute(request, timeout: timeout)
+                    let answer = try? await response.body.collect(upTo: 1 << 20)
+                    let status = Int(response.status.code)
+                    if !(200..<300).contains(status), let failed {
+                        failed(refusal(status: status, body: answer.map { String(buffer: $0) } ?? ""))
+                    }
+                    return status
+                } catch {
+                    failed?("no answer from \(url): \(error)")
+                    return nil
                 }
-                return status
-            } catch {
-                failed?("no answer from \(url): \(error)")
-                return nil
             }
         }
-    }
+    #endif
 
     /// A refused delivery in words: `the server answered 403: invalidAppIdentifier: …` (the error's code and message
     /// when the body is the server's error document, else the body's first 300 characters).

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// The simulator's time, in epoch milliseconds. Apple's dates in what it signs come from here.
 public protocol SimulatorClock: Sendable {
@@ -7,22 +6,31 @@ public protocol SimulatorClock: Sendable {
 }
 
 /// Stepped, deterministic time for tests: it moves only when told to.
-public final class VirtualClock: SimulatorClock {
-    private let value: NIOLockedValueBox<Int64>
+public final class VirtualClock: SimulatorClock, @unchecked Sendable {
+    // @unchecked: `instant` is read and written only under `lock`. An NSLock, not `Mutex`, and no NIO: the simulator
+    // also runs in an app's tests (StorekeeperSDKTesting), on systems older than Mutex and without the server's packages.
+    private let lock = NSLock()
+    private var instant: Int64
 
-    public init(start: Int64) { value = NIOLockedValueBox(start) }
+    public init(start: Int64) { instant = start }
 
-    public var now: Int64 { value.withLockedValue { $0 } }
+    public var now: Int64 { withLock { $0 } }
+
+    private func withLock<T>(_ body: (inout Int64) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&instant)
+    }
 
     /// Moves time forward (never back: signed dates only grow; a negative step does nothing).
     public func advance(byMilliseconds milliseconds: Int64) {
         guard milliseconds > 0 else { return }
-        value.withLockedValue { $0 = $0 &+ milliseconds }
+        withLock { $0 = $0 &+ milliseconds }
     }
 
     /// Moves time forward to `instant`; an earlier instant leaves it where it is.
     public func advance(to instant: Int64) {
-        value.withLockedValue { $0 = max($0, instant) }
+        withLock { $0 = max($0, instant) }
     }
 }
 
