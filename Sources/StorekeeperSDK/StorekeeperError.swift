@@ -19,9 +19,13 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
     case purchaseCancelled
     /// The purchase waits for approval (Ask to Buy); its transaction arrives later and is posted then.
     case purchasePending
+    /// The promotional offer could not be applied (a signature that is not base64, a timestamp this device cannot
+    /// pass, an offer StoreKit refused): nothing was bought, so the customer is never charged more than they were shown.
+    case invalidOffer(String)
     /// Nothing is known: the server cannot be reached and nothing was cached to answer from.
     case unavailable(String)
 
+    /// The error in plain words, for a log or an alert.
     public var message: String {
         switch self {
         case .network(let message): "The server could not be reached: \(message)"
@@ -32,10 +36,12 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
         case .store(let message): "The App Store failed: \(message)"
         case .purchaseCancelled: "The purchase was cancelled."
         case .purchasePending: "The purchase is waiting for approval."
+        case .invalidOffer(let message): "The offer could not be applied, and nothing was bought: \(message)"
         case .unavailable(let message): message
         }
     }
 
+    /// The same as `message`.
     public var description: String { message }
 
     /// Whether trying again later can help: network failures, rate limits and server errors.
@@ -43,7 +49,7 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
         switch self {
         case .network, .throttled: true
         case .server(let status, _, _, let permanent): !permanent && (status == 429 || status == 408 || status >= 500)
-        case .invalidKey, .conflict, .store, .unavailable, .purchaseCancelled, .purchasePending: false
+        case .invalidKey, .conflict, .store, .unavailable, .purchaseCancelled, .purchasePending, .invalidOffer: false
         }
     }
 
