@@ -8,6 +8,7 @@ import Foundation
 
 /// How requests leave the SDK: URLSession by default; tests wrap it to take the server away.
 public protocol HTTPTransport: Sendable {
+    /// Sends the request and returns the body and the HTTP response, or throws when no response came.
     func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse)
 }
 
@@ -15,10 +16,12 @@ public protocol HTTPTransport: Sendable {
 public struct URLSessionTransport: HTTPTransport {
     let session: URLSession
 
+    /// A transport on `session` (the shared session by default).
     public init(session: URLSession = .shared) {
         self.session = session
     }
 
+    /// Sends the request with `URLSession.data(for:)`.
     public func send(_ request: URLRequest) async throws -> (Data, HTTPURLResponse) {
         let (data, response) = try await session.data(for: request)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }

@@ -1,4 +1,3 @@
-import Entitlements
 import Foundation
 
 extension Storekeeper {
@@ -16,21 +15,26 @@ extension Storekeeper {
         /// Where the app user id is kept, when not in `storage`: `KeychainStorage` on Apple platforms by default, so
         /// that the anonymous id outlives a reinstall.
         public var identityStorage: (any KeyValueStorage)?
-        /// A catalog shipped with the app, for offline entitlements before the server's was ever fetched.
-        public var bundledCatalog: Catalog?
+        /// A catalog shipped with the app, for offline entitlements before the server's was ever fetched: the JSON the
+        /// server answers at `GET /v1/apps/{appId}/catalog` (the catalog file given to `storekeeper apps create`), for
+        /// example read from the app bundle. One that does not read is said in `log` and not used.
+        public var bundledCatalog: Data?
         /// Cached customer info older than this is fetched again (in the foreground).
         public var staleAfter: Duration = .seconds(300)
         /// The first retry of a purchase post that failed for a reason that can pass (doubling up to `maxRetryDelay`).
         public var retryDelay: Duration = .seconds(1)
+        /// The longest wait between two retries of a purchase post.
         public var maxRetryDelay: Duration = .seconds(300)
         /// How long one request may take.
         public var requestTimeout: Duration = .seconds(30)
         /// How the SDK sends its requests; nil: URLSession.
         public var transport: (any HTTPTransport)?
+        /// Where time comes from: a monotonic clock for the server time's advance, the wall clock only for backoff.
         public var clock: SDKClock = .system
         /// Where the SDK's messages go (a group the split test's enum does not know, a purchase kept for a retry …).
         public var log: @Sendable (String) -> Void = { _ in }
 
+        /// A configuration with the app's public key, the server, and optionally a signed-in user's id.
         public init(apiKey: String, baseURL: URL, appUserId: String? = nil) {
             self.apiKey = apiKey
             self.baseURL = baseURL

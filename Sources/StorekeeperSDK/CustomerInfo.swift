@@ -3,7 +3,8 @@ import Entitlements
 import Foundation
 
 /// What the app knows about its customer: the server's answer (or, offline, the device's own computation with the same
-/// engine), and the server time it is true at.
+/// engine), and the server time it is true at. What it holds is in `CustomerInfo+Contents.swift`: `entitlements`,
+/// `products`, `subscriptions`, `purchases`, in the SDK's own types.
 public struct CustomerInfo: Sendable, Codable {
     /// Who computed it.
     public enum Source: String, Sendable, Codable {
@@ -14,19 +15,26 @@ public struct CustomerInfo: Sendable, Codable {
         case device
     }
 
+    /// The customer's app user id (an anonymous `$device:<UUID>` one until the app logs a user in).
     public var appUserId: String
+    /// The app's id on the server; nil in an answer computed on the device before the server was ever reached.
     public var appId: String?
     /// The UUID the SDK passes to StoreKit as the purchase's `appAccountToken`, so that Apple's notifications about the
     /// purchase reach this customer on the server.
     public var appAccountToken: UUID?
-    public var environment: String
-    /// The server's time when it answered, in milliseconds since 1970.
-    public var requestDate: Int64
+    /// The App Store environment of the customer's purchases.
+    public var environment: Environment
+    /// The server's time when it answered, in milliseconds since 1970 (`requestDate` as a `Date`).
+    package var requestMilliseconds: Int64
+    /// The server's time when it answered (or, for an answer computed on the device, the trusted time it was computed
+    /// at). Expiries are judged against this, advanced by a monotonic clock: see `now`.
+    public var requestDate: Date { Date(timeIntervalSince1970: Double(requestMilliseconds) / 1000) }
     /// After a post or a restore: purchases moved to this customer from another one.
     public var transferred: Bool
+    /// Who computed it: the server, or this device while the server could not be reached.
     public var source: Source
-    /// The entitlement engine's state: `state` (new / active / inactive), entitlements, products, subscriptions …
-    public var state: CustomerState
+    /// The entitlement engine's state, which the public properties read (the server's and the SDK's own engine).
+    package var state: CustomerState
 
     /// When the answer arrived, on the SDK's monotonic clock (not encoded: a relaunch restarts it).
     var receivedAt: Duration = .zero
@@ -40,8 +48,8 @@ public struct CustomerInfo: Sendable, Codable {
     }
 
     var nowMilliseconds: Int64 {
-        guard let monotonic else { return requestDate }
-        return requestDate + max(0, (monotonic() - receivedAt).milliseconds)
+        guard let monotonic else { return requestMilliseconds }
+        return requestMilliseconds + max(0, (monotonic() - receivedAt).milliseconds)
     }
 
     /// Whether the entitlement is active now: the server said so, and it has not expired since (by server time).
@@ -83,19 +91,21 @@ public struct CustomerInfo: Sendable, Codable {
         case appUserId, appId, appAccountToken, environment, requestDate, transferred, source
     }
 
+    /// Reads the server's customer answer (or the SDK's cache of one).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         appUserId = try c.decode(String.self, forKey: .appUserId)
         appId = try c.decodeIfPresent(String.self, forKey: .appId)
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken).flatMap(UUID.init(uuidString:))
-        environment = try c.decode(String.self, forKey: .environment)
-        requestDate = try c.decode(Int64.self, forKey: .requestDate)
+        environment = try c.decode(Environment.self, forKey: .environment)
+        requestMilliseconds = try c.decode(Int64.self, forKey: .requestDate)
         transferred = try c.decodeIfPresent(Bool.self, forKey: .transferred) ?? false
         source = try c.decodeIfPresent(Source.self, forKey: .source) ?? .server
         // The server writes the engine's state beside these fields, in the same object.
         state = try CustomerState(from: decoder)
     }
 
+    /// Writes the same shape the server answers with (the SDK caches it so).
     public func encode(to encoder: any Encoder) throws {
         try state.encode(to: encoder)
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -103,20 +113,20 @@ public struct CustomerInfo: Sendable, Codable {
         try c.encodeIfPresent(appId, forKey: .appId)
         try c.encodeIfPresent(appAccountToken?.uuidString.lowercased(), forKey: .appAccountToken)
         try c.encode(environment, forKey: .environment)
-        try c.encode(requestDate, forKey: .requestDate)
+        try c.encode(requestMilliseconds, forKey: .requestDate)
         try c.encode(transferred, forKey: .transferred)
         try c.encode(source, forKey: .source)
     }
 
     init(
-        appUserId: String, appId: String?, appAccountToken: UUID?, environment: String, requestDate: Int64, source: Source,
-        state: CustomerState
+        appUserId: String, appId: String?, appAccountToken: UUID?, environment: Environment, requestMilliseconds: Int64,
+        source: Source, state: CustomerState
     ) {
         self.appUserId = appUserId
         self.appId = appId
         self.appAccountToken = appAccountToken
         self.environment = environment
-        self.requestDate = requestDate
+        self.requestMilliseconds = requestMilliseconds
         self.transferred = false
         self.source = source
         self.state = state

@@ -3,6 +3,7 @@ import Foundation
 /// What the SDK keeps across launches, as small named blobs: the anonymous id, the cached customer info and catalog,
 /// the queue of purchases to post, split-test groups and exposures.
 public protocol KeyValueStorage: Sendable {
+    /// The value kept under `key`, or nil.
     func data(forKey key: String) -> Data?
     /// Writes (or with nil, removes) a value; it is on disk when this returns.
     func set(_ data: Data?, forKey key: String) throws
@@ -10,8 +11,10 @@ public protocol KeyValueStorage: Sendable {
 
 /// One file per key in a directory, each written atomically (a crash leaves the old value or the new one, never half).
 public struct FileStorage: KeyValueStorage {
+    /// The folder the files are in (made on the first write).
     public let directory: URL
 
+    /// Storage in `directory`.
     public init(directory: URL) {
         self.directory = directory
     }
@@ -36,10 +39,12 @@ public struct FileStorage: KeyValueStorage {
         return directory.appendingPathComponent(String(safe))
     }
 
+    /// The file's contents, or nil when there is none (or it cannot be read).
     public func data(forKey key: String) -> Data? {
         try? Data(contentsOf: url(key))
     }
 
+    /// Writes the file atomically, or removes it for nil.
     public func set(_ data: Data?, forKey key: String) throws {
         let file = url(key)
         guard let data else {

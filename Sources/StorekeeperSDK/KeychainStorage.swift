@@ -6,8 +6,10 @@
     /// SDK keeps the anonymous app user id on Apple platforms, so that it outlives the app's files. Built on Apple
     /// platforms only.
     public struct KeychainStorage: KeyValueStorage {
+        /// The Keychain service the items are kept under.
         public let service: String
 
+        /// Storage in the Keychain items of `service`.
         public init(service: String = "storekeeper") {
             self.service = service
         }
@@ -16,6 +18,7 @@
             [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: key]
         }
 
+        /// The item's data, or nil when there is none.
         public func data(forKey key: String) -> Data? {
             var query = query(key)
             query[kSecReturnData as String] = true
@@ -25,11 +28,15 @@
             return result as? Data
         }
 
+        /// The Keychain refused a write.
         public struct KeychainError: Error, CustomStringConvertible {
+            /// What `SecItemAdd`, `SecItemUpdate` or `SecItemDelete` answered.
             public var status: OSStatus
+            /// The status in words.
             public var description: String { "the Keychain answered \(status)" }
         }
 
+        /// Adds or updates the item (readable after the first unlock), or deletes it for nil.
         public func set(_ data: Data?, forKey key: String) throws {
             let query = query(key)
             guard let data else {

@@ -34,11 +34,11 @@ enum OfflineEntitlements {
 /// The device's entitlement computation, keeping each transaction's decoded payload: decoding (Foundation's JSON
 /// decoder) costs several times what the engine does, and offline the same transactions are evaluated again at every
 /// read. At most `limit` payloads are kept.
-public final class DeviceEntitlements: Sendable {
+package final class DeviceEntitlements: Sendable {
     private let decoded = Locked<[String: JWSTransactionDecodedPayload]>([:])
     private let limit: Int
 
-    public init(limit: Int = 2_000) {
+    package init(limit: Int = 2_000) {
         self.limit = limit
     }
 
@@ -63,7 +63,7 @@ public final class DeviceEntitlements: Sendable {
 
     /// The entitlement engine's state of signed transactions at `now`, as the SDK computes it when the server cannot
     /// be reached (the transactions are decoded, not verified).
-    public func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
+    package func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
         OfflineEntitlements.state(
             of: payloads(of: transactions), catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }

@@ -9,11 +9,13 @@ public struct SDKClock: Sendable {
     /// The device's wall clock.
     public var wall: @Sendable () -> Date
 
+    /// A clock from two functions (tests move them by hand).
     public init(monotonic: @escaping @Sendable () -> Duration, wall: @escaping @Sendable () -> Date) {
         self.monotonic = monotonic
         self.wall = wall
     }
 
+    /// The device's clocks: `ContinuousClock` and `Date()`.
     public static let system: SDKClock = {
         let origin = ContinuousClock.now
         return SDKClock(monotonic: { ContinuousClock.now - origin }, wall: { Date() })

@@ -13,6 +13,7 @@ public protocol SplitTestGroup: RawRepresentable, CaseIterable, Sendable, Hashab
 }
 
 extension SplitTestGroup {
+    /// The case whose raw value is `control`, or else the first case.
     public static var fallbackGroup: Self {
         if let control = Self(rawValue: "control") { return control }
         guard let first = allCases.first else { preconditionFailure("a split test's Group enum needs at least one case") }
@@ -49,12 +50,18 @@ public protocol SplitTestStorage: Sendable {
 
 /// A group as last decided, for the next launch.
 public struct StoredSplitTestAssignment: Sendable, Codable, Hashable {
+    /// The variant key, as the server names it.
     public var variant: String
+    /// The experiment's phase it was decided in.
     public var phase: Int
+    /// Whether the customer was in the running experiment.
     public var inExperiment: Bool
+    /// The placement the test runs at.
     public var placement: String
+    /// The customer it was decided for (a log-in starts over).
     public var appUserId: String
 
+    /// An assignment to keep.
     public init(variant: String, phase: Int, inExperiment: Bool, placement: String, appUserId: String) {
         self.variant = variant
         self.phase = phase
@@ -74,20 +81,25 @@ public final class DefaultSplitTestStorage: SplitTestStorage {
     private let storage: any KeyValueStorage
     private let document: Locked<Document>
 
+    /// Storage in the SDK's key-value storage.
     public init(storage: any KeyValueStorage) {
         self.storage = storage
         let stored = storage.data(forKey: StorageKeys.splitTests).flatMap { try? JSONDecoder().decode(Document.self, from: $0) }
         self.document = Locked(stored ?? Document())
     }
 
+    /// The group last decided for the test, if any.
     public func assignment(test: String) -> StoredSplitTestAssignment? { document.withLock { $0.assignments[test] } }
 
+    /// Keeps the group decided for the test.
     public func store(_ assignment: StoredSplitTestAssignment, test: String) {
         save { $0.assignments[test] = assignment }
     }
 
+    /// Whether the customer's exposure in this phase was recorded already.
     public func wasExposed(test: String, phase: Int) -> Bool { document.withLock { $0.exposed.contains("\(test)#\(phase)") } }
 
+    /// Remembers that the exposure in this phase was recorded.
     public func markExposed(test: String, phase: Int) {
         save { _ = $0.exposed.insert("\(test)#\(phase)") }
     }
@@ -116,12 +128,15 @@ public struct SplitTestAssignment<Test: SplitTest>: Sendable {
         case fallback
     }
 
+    /// The customer's group.
     public let group: Test.Group
     /// The variant key as the server names it (differs from `group.rawValue` when the enum does not know it).
     public let variant: String
+    /// The experiment's phase the group was decided in.
     public let phase: Int
     /// Whether the customer is in the running experiment; outside it, `hit()` records nothing.
     public let inExperiment: Bool
+    /// Who decided the group.
     public let source: Source
     let placement: String
     let recorder: @Sendable (_ test: String, _ variant: String, _ phase: Int, _ placement: String) async -> Void

@@ -2,12 +2,16 @@ import Foundation
 
 /// A signed transaction as the store hands it to the app.
 public struct StoreTransaction: Sendable, Hashable, Codable {
+    /// The transaction's id.
     public var id: String
+    /// Its original transaction id (the subscription's first transaction; its own id for other purchases).
     public var originalId: String
+    /// The product bought.
     public var productId: String
     /// StoreKit 2's `jwsRepresentation`: what the server verifies.
     public var jwsRepresentation: String
 
+    /// A transaction as the store handed it over.
     public init(id: String, originalId: String, productId: String, jwsRepresentation: String) {
         self.id = id
         self.originalId = originalId
@@ -20,10 +24,12 @@ public struct StoreTransaction: Sendable, Hashable, Codable {
 /// may have expired (a billing retry), and its signed renewal info (whether it renews, whether it is in a billing grace
 /// period).
 public struct StoreSubscriptionStatus: Sendable, Hashable, Codable {
+    /// The subscription's latest transaction.
     public var transaction: StoreTransaction
     /// The renewal info's compact JWS (`jwsRepresentation`).
     public var renewalInfo: String
 
+    /// A status as the store reports it.
     public init(transaction: StoreTransaction, renewalInfo: String) {
         self.transaction = transaction
         self.renewalInfo = renewalInfo
@@ -42,8 +48,11 @@ public enum StorePurchaseOutcome: Sendable, Hashable {
 /// 1's signature, which StoreKit 2's `.promotionalOffer(offerID:keyID:nonce:signature:timestamp:)` option takes, and
 /// StoreKit 2's JWS.
 public struct PromotionalOfferSignature: Sendable, Hashable, Codable {
+    /// The offer's identifier in App Store Connect.
     public var offerId: String
+    /// The id of the In-App Purchase key the server signed with.
     public var keyIdentifier: String
+    /// The one-time nonce the signature covers.
     public var nonce: UUID
     /// Epoch milliseconds.
     public var timestamp: Int64
@@ -52,6 +61,7 @@ public struct PromotionalOfferSignature: Sendable, Hashable, Codable {
     /// StoreKit 2's compact JWS (audience `promotional-offer`), when the server knows the key's issuer id.
     public var jws: String?
 
+    /// A signed offer as the server answers it.
     public init(offerId: String, keyIdentifier: String, nonce: UUID, timestamp: Int64, signature: String, jws: String? = nil) {
         self.offerId = offerId
         self.keyIdentifier = keyIdentifier

@@ -3,6 +3,7 @@ import Foundation
 extension Storekeeper {
     /// What a restore found.
     public struct RestoreResult: Sendable {
+        /// The customer info after the restore.
         public var customerInfo: CustomerInfo
         /// Purchases moved to this customer from another one (the app's `transfer` policy).
         public var transferredFromAnotherCustomer: Bool

@@ -8,6 +8,7 @@ import Foundation
 /// At start it listens for store transactions first, then posts the unfinished ones, then refreshes the customer info,
 /// all off the caller's thread; the cached customer info is available synchronously at once (`cachedCustomerInfo`).
 public final class Storekeeper: Sendable {
+    /// What the SDK was configured with.
     public let configuration: Configuration
     let api: APIClient
     let store: any StoreClient
@@ -23,6 +24,8 @@ public final class Storekeeper: Sendable {
     /// The server's latest answer for the current app user id, with its ETag.
     private let cached: Locked<CachedCustomer?>
     private let catalog: Locked<CachedCatalog?>
+    /// `configuration.bundledCatalog`, read once.
+    private let bundledCatalog: Catalog?
     private let definitions: Locked<ExperimentDefinitionSet?>
     /// The device's latest own computation (a purchase not posted yet); it stands only while it is newer than the
     /// server's latest answer (a 200 or a 304), and a refusal of a queued purchase drops it.
@@ -61,9 +64,15 @@ public final class Storekeeper: Sendable {
         cachedCustomer?.info.receivedAt = now
         cachedCustomer?.info.monotonic = configuration.clock.monotonic
         self.cached = Locked(cachedCustomer)
-        self.serverTime = Locked(cachedCustomer.map { ($0.info.requestDate, now) })
+        self.serverTime = Locked(cachedCustomer.map { ($0.info.requestMilliseconds, now) })
         self.catalog = Locked(
             storage.data(forKey: StorageKeys.catalog).flatMap { try? APIClient.decoder.decode(CachedCatalog.self, from: $0) })
+        do {
+            self.bundledCatalog = try configuration.bundledCatalog.map { try APIClient.decoder.decode(Catalog.self, from: $0) }
+        } catch {
+            configuration.log("the bundled catalog does not read as a Storekeeper catalog, so it is not used: \(error)")
+            self.bundledCatalog = nil
+        }
         self.definitions = Locked(
             storage.data(forKey: StorageKeys.definitions).flatMap { try? APIClient.decoder.decode(ExperimentDefinitionSet.self, from: $0) })
         if let info = cachedCustomer?.info { updates.publish(info) }
@@ -153,6 +162,7 @@ public final class Storekeeper: Sendable {
     /// The app user id in use: the one configured or logged in, or the anonymous `$device:<UUID>`.
     public var appUserId: String { identity.current }
 
+    /// Whether the customer is the device's anonymous one (no `logIn` yet).
     public var isAnonymous: Bool { appUserId.hasPrefix(Self.anonymousPrefix) }
 
     /// Signs a user in. An anonymous customer's purchases move to the named one (the server merges them).
@@ -272,10 +282,10 @@ public final class Storekeeper: Sendable {
                 throw .server(status: 304, code: "not_modified", message: "304 for an answer that is not cached", permanent: false)
             }
             // Nothing changed since the cached answer; its server time moves on by the monotonic clock.
-            customer.info.requestDate = customer.info.nowMilliseconds
+            customer.info.requestMilliseconds = customer.info.nowMilliseconds
             customer.info.receivedAt = configuration.clock.monotonic()
             cached.withLock { $0 = customer }
-            noteServerTime(customer.info.requestDate)
+            noteServerTime(customer.info.requestMilliseconds)
             return customer.info
         }
     }
@@ -285,7 +295,7 @@ public final class Storekeeper: Sendable {
         var info = answer
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic
-        noteServerTime(info.requestDate)
+        noteServerTime(info.requestMilliseconds)
         guard info.appUserId == appUserId else { return }
         let customer = CachedCustomer(info: info, etag: etag)
         cached.withLock { $0 = customer }
@@ -312,7 +322,7 @@ public final class Storekeeper: Sendable {
 
     /// The customer's state from the transactions on the device (queued and current), or nil without a catalog.
     func deviceInfo() async -> CustomerInfo? {
-        guard let catalog = catalog.current?.catalog ?? configuration.bundledCatalog else { return nil }
+        guard let catalog = catalog.current?.catalog ?? bundledCatalog else { return nil }
         let appUserId = self.appUserId
         var transactions: [String: StoreTransaction] = [:]
         for item in await queue.pending where item.appUserId == appUserId { transactions[item.transaction.id] = item.transaction }
@@ -329,11 +339,13 @@ public final class Storekeeper: Sendable {
         let payloads = deviceEntitlements.payloads(of: Array(transactions.values))
         let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads, renewals))
         let known = serverInfo
-        var environment = known?.environment ?? payloads.first?.environment?.rawValue
-        if environment == nil { environment = await appTransaction()?.receiptType?.rawValue }
+        var environment = known?.environment ?? payloads.first?.environment.flatMap { CustomerInfo.Environment(rawValue: $0.rawValue) }
+        if environment == nil {
+            environment = await appTransaction()?.receiptType.flatMap { CustomerInfo.Environment(rawValue: $0.rawValue) }
+        }
         var info = CustomerInfo(
             appUserId: appUserId, appId: known?.appId, appAccountToken: known?.appAccountToken,
-            environment: environment ?? "Production", requestDate: now, source: .device,
+            environment: environment ?? .production, requestMilliseconds: now, source: .device,
             state: OfflineEntitlements.state(of: payloads, renewals: renewals, catalog: catalog, now: now))
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic

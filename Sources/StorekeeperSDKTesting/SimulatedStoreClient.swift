@@ -21,9 +21,11 @@ public final class SimulatedStoreClient: StoreClient {
         var nextOutcome: StorePurchaseOutcome?
     }
 
+    /// The simulator customer signed in on this device.
     public let customer: String
     /// The version of the app on the device, and the version the customer first bought or downloaded.
     public let applicationVersion: String
+    /// The version the customer first bought or downloaded (the app transaction's `originalAppVersion`).
     public let originalApplicationVersion: String
     /// When the customer first got the app (the store's time when this device was set up).
     public let originalPurchaseDate: Int64
@@ -52,6 +54,7 @@ public final class SimulatedStoreClient: StoreClient {
     /// How many times the app finished a transaction.
     public func finishCount(_ transactionId: String) -> Int { state.withLock { $0.finishCounts[transactionId] ?? 0 } }
 
+    /// How many times the app synced with the store (`AppStore.sync()`).
     public var syncCount: Int { state.withLock { $0.syncs } }
 
     /// The notifications Apple would have sent since the last call.
@@ -109,6 +112,7 @@ public final class SimulatedStoreClient: StoreClient {
 
     // MARK: StoreClient
 
+    /// Transactions as they happen on this device or elsewhere for the customer (renewals, other devices' purchases).
     public func transactionUpdates() -> AsyncStream<StoreTransaction> {
         let (stream, continuation) = AsyncStream<StoreTransaction>.makeStream()
         let id = UUID()
@@ -117,10 +121,12 @@ public final class SimulatedStoreClient: StoreClient {
         return stream
     }
 
+    /// The transactions handed over and not finished yet.
     public func unfinishedTransactions() async -> [StoreTransaction] {
         state.withLock { state in state.unfinished.values.sorted { $0.id < $1.id } }
     }
 
+    /// The latest transaction of every product the customer has now.
     public func currentEntitlements() async -> [StoreTransaction] {
         state.withLock { state in
             var latest: [String: (StoreTransaction, Int64)] = [:]
@@ -139,6 +145,7 @@ public final class SimulatedStoreClient: StoreClient {
         }
     }
 
+    /// Buys the product in the simulator (or answers the outcome set with `setNextPurchaseOutcome`).
     public func purchase(
         productId: String, appAccountToken: UUID?, promotionalOffer: PromotionalOfferSignature?
     ) async throws(StorekeeperError) -> StorePurchaseOutcome {
@@ -176,6 +183,7 @@ public final class SimulatedStoreClient: StoreClient {
         return try result.get()
     }
 
+    /// Finishes the transaction, and counts it.
     public func finish(_ transaction: StoreTransaction) async {
         state.withLock { state in
             state.finishCounts[transaction.id, default: 0] += 1
@@ -183,6 +191,7 @@ public final class SimulatedStoreClient: StoreClient {
         }
     }
 
+    /// Counts a sync; the simulator has nothing to fetch.
     public func sync() async throws(StorekeeperError) {
         state.withLock { $0.syncs += 1 }
     }

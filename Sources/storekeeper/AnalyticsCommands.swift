@@ -32,7 +32,7 @@ struct RatesCommand: AsyncParsableCommand {
                 await core.database.close()
                 print("imported \(count) rates")
                 for entry in coverage { print("\(entry.currency): \(entry.count) rates, \(entry.first) to \(entry.last)") }
-            } catch let error as StorekeeperError {
+            } catch let error as CoreError {
                 await core.database.close()
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode(1)
@@ -76,7 +76,7 @@ struct AnalyticsCommand: AsyncParsableCommand {
                     print("\(id): \(count) customers rebuilt")
                 }
                 await core.database.close()
-            } catch let error as StorekeeperError {
+            } catch let error as CoreError {
                 await core.database.close()
                 FileHandle.standardError.write(Data("error: \(error)\n".utf8))
                 throw ExitCode(1)

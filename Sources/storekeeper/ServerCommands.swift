@@ -61,7 +61,7 @@ extension DatabaseOptions {
             let value = try await body(core)
             await core.database.close()
             return value
-        } catch let error as StorekeeperError {
+        } catch let error as CoreError {
             await core.database.close()
             throw UsageError(message: error.description)
         } catch {

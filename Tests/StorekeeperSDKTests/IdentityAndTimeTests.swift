@@ -104,7 +104,7 @@ struct IdentityAndTimeTests {
             let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-2", transport: transport), store: store)
             await sdk.waitUntilStarted()
             store.setNextPurchaseOutcome(.userCancelled)
-            await #expect(throws: StorekeeperSDK.StorekeeperError.purchaseCancelled) { try await sdk.purchase("pro.monthly") }
+            await #expect(throws: StorekeeperError.purchaseCancelled) { try await sdk.purchase("pro.monthly") }
             #expect(transport.postedPaths.isEmpty)
         }
     }

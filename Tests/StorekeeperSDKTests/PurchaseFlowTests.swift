@@ -130,7 +130,7 @@ struct PurchaseFlowTests {
             #expect(transport.rewrittenAnswers == 1)
             #expect(cached.source == .server && cached.isActive("pro"))
             // Asked for the server's current word, the SDK says it could not read it.
-            do throws(StorekeeperSDK.StorekeeperError) {
+            do throws(StorekeeperError) {
                 _ = try await sdk.customerInfo(policy: .fetchCurrent)
                 Issue.record("a fetch of the current info read an answer it cannot read")
             } catch {
@@ -145,7 +145,7 @@ struct PurchaseFlowTests {
             // a first launch): its own transactions.
             var other = rig.configuration(device: "tablet", appUserId: "user-6", transport: transport)
             other.staleAfter = .zero
-            other.bundledCatalog = sdkCatalog
+            other.bundledCatalog = try JSONEncoder().encode(sdkCatalog)
             let tablet = Storekeeper(configuration: other, store: store)
             await tablet.waitUntilStarted()
             let device = try await tablet.customerInfo()
@@ -190,7 +190,7 @@ struct PurchaseFlowTests {
     func permanentRefusal() async throws {
         try await SDKRig.run { rig in
             let (store, transport, sdk) = try await Self.otherAppsStore(rig, appUserId: "user-p")
-            do throws(StorekeeperSDK.StorekeeperError) {
+            do throws(StorekeeperError) {
                 let info = try await sdk.purchase("pro.monthly")
                 Issue.record("a transaction of another app was accepted: \(info.activeEntitlements)")
             } catch {
@@ -269,7 +269,7 @@ struct PromotionalOfferTests {
             let sdk = Storekeeper(configuration: rig.configuration(appUserId: "user-12"), store: store)
             await sdk.waitUntilStarted()
             // No key yet: the server says so.
-            await #expect(throws: StorekeeperSDK.StorekeeperError.self) {
+            await #expect(throws: StorekeeperError.self) {
                 try await sdk.promotionalOffer(productId: "pro.yearly", offerId: "comeback")
             }
             let patched = try await rig.request(
@@ -282,7 +282,7 @@ struct PromotionalOfferTests {
             do {
                 _ = try await sdk.promotionalOffer(productId: "pro.yearly", offerId: "comeback")
                 Issue.record("a customer who never subscribed got an offer")
-            } catch let error as StorekeeperSDK.StorekeeperError {
+            } catch let error as StorekeeperError {
                 guard case .server(409, _, _, true) = error else { throw error }
             }
 

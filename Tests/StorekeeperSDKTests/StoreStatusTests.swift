@@ -31,7 +31,7 @@ struct StoreStatusTests {
             let transport = FaultyTransport()
             transport.set(.down)
             var configuration = rig.configuration(device: "tablet", appUserId: "user-g", transport: transport)
-            configuration.bundledCatalog = sdkCatalog
+            configuration.bundledCatalog = try JSONEncoder().encode(sdkCatalog)
             let offlineSDK = Storekeeper(configuration: configuration, store: store)
             await offlineSDK.waitUntilStarted()
             let offline = try await offlineSDK.customerInfo()
@@ -55,7 +55,7 @@ struct StoreStatusTests {
             let transport = FaultyTransport()
             transport.set(.down)
             var configuration = rig.configuration(appUserId: "user-a", transport: transport)
-            configuration.bundledCatalog = sdkCatalog
+            configuration.bundledCatalog = try JSONEncoder().encode(sdkCatalog)
             let sdk = Storekeeper(configuration: configuration, store: store)
             await sdk.waitUntilStarted()
 
@@ -66,7 +66,7 @@ struct StoreStatusTests {
 
             // No purchase and no server: the app transaction says which environment this is.
             let offline = try await sdk.customerInfo()
-            #expect(offline.source == .device && offline.environment == "Sandbox")
+            #expect(offline.source == .device && offline.environment == .sandbox)
         }
     }
 }

@@ -171,23 +171,23 @@ struct DashboardTests {
         let generated = try await accounts.create(email: "all@example.com", password: nil, apps: [], allApps: true, cost: 4)
         #expect(generated.generatedPassword?.count == 20)
         #expect(generated.user.canSee(app: "anything"))
-        await #expect(throws: StorekeeperError.self) {
+        await #expect(throws: CoreError.self) {
             try await accounts.create(email: "ALL@example.com", password: Self.password, apps: [], allApps: true, cost: 4)
         }
         for email in ["no-at-sign", "a@b", "two@@example.com", "sp ace@example.com"] {
-            await #expect(throws: StorekeeperError.self, "\(email)") {
+            await #expect(throws: CoreError.self, "\(email)") {
                 try await accounts.create(email: email, password: Self.password, apps: [h.app.appId], allApps: false, cost: 4)
             }
         }
         for password in ["short", String(repeating: "x", count: 73)] {
-            await #expect(throws: StorekeeperError.self) {
+            await #expect(throws: CoreError.self) {
                 try await accounts.create(email: "p@example.com", password: password, apps: [h.app.appId], allApps: false, cost: 4)
             }
         }
-        await #expect(throws: StorekeeperError.self) {
+        await #expect(throws: CoreError.self) {
             try await accounts.create(email: "p@example.com", password: Self.password, apps: ["app_missing"], allApps: false, cost: 4)
         }
-        await #expect(throws: StorekeeperError.self) {
+        await #expect(throws: CoreError.self) {
             try await accounts.create(email: "p@example.com", password: Self.password, apps: [], allApps: false, cost: 4)
         }
         // The stored hash is bcrypt's, never the password.

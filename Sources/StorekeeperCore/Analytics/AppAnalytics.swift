@@ -28,7 +28,7 @@ public struct AppAnalytics: Sendable {
     /// Stores rates read from CSV (either layout) and converts the ledger again; returns how many were stored.
     public func importRates(csv: String) async throws -> Int {
         let rates: [ExchangeRate]
-        do { rates = try ExchangeRateCSV.parse(csv) } catch { throw StorekeeperError.invalidInput(field: error.field, error.reason) }
+        do { rates = try ExchangeRateCSV.parse(csv) } catch { throw CoreError.invalidInput(field: error.field, error.reason) }
         return try await database.writing(deadline: StorageDatabase.maintenanceDeadline) { try await $0.importRates(rates) }
     }
 

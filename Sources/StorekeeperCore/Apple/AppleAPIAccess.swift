@@ -87,18 +87,18 @@ public struct AppleAPIAccess: Sendable {
             metrics.appleCall("verifyReceipt", result: "ok")
         } catch {
             metrics.appleCall("verifyReceipt", result: "error")
-            if error.isRetryable { throw StorekeeperError.appleUnavailable("verifyReceipt: \(error.message)") }
-            throw StorekeeperError.rejectedByApple("verifyReceipt: \(error.message)")
+            if error.isRetryable { throw CoreError.appleUnavailable("verifyReceipt: \(error.message)") }
+            throw CoreError.rejectedByApple("verifyReceipt: \(error.message)")
         }
         guard let environment = response.receipt?.environment ?? response.environment.map(Environment.init(rawValue:)) else {
-            throw StorekeeperError.rejectedByApple("verifyReceipt's answer names no environment")
+            throw CoreError.rejectedByApple("verifyReceipt's answer names no environment")
         }
         do {
             try app.checkEnvironment(environment, what: "receipt")
         } catch {
-            throw StorekeeperError.verification(error)
+            throw CoreError.verification(error)
         }
-        return try response.latestReceiptInfo.compactMap { entry throws(StorekeeperError) -> TransactionRecord? in
+        return try response.latestReceiptInfo.compactMap { entry throws(CoreError) -> TransactionRecord? in
             var transaction = JWSTransactionDecodedPayload(receiptEntry: entry, receipt: response.receipt)
             transaction.environment = environment
             guard transaction.transactionId != nil, transaction.productId != nil else { return nil }

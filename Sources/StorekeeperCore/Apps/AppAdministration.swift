@@ -113,7 +113,7 @@ public struct AppAdministration: Sendable {
         let (record, keys) = try await database.reading { session in
             (try await session.app(id: appId), try await session.keys(app: appId))
         }
-        guard let record else { throw StorekeeperError.appNotFound(appId: appId) }
+        guard let record else { throw CoreError.appNotFound(appId: appId) }
         return AppSummary(
             appId: app.id, bundleId: app.config.bundleId, appAppleId: app.config.appAppleId, environments: app.config.environments,
             products: app.config.catalog.products.count, createdAt: record.createdAt, updatedAt: record.updatedAt,
@@ -149,7 +149,7 @@ public struct AppAdministration: Sendable {
         try await database.reading { try await $0.audit(app: app.id, limit: limit) }
     }
 
-    private static func encode(_ config: AppConfiguration) throws(StorekeeperError) -> String {
+    private static func encode(_ config: AppConfiguration) throws(CoreError) -> String {
         do {
             return String(decoding: try JSONEncoder.sortedKeys.encode(config), as: UTF8.self)
         } catch {

@@ -105,7 +105,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     }
 
     /// The key that signs the app's promotional offers, when one is set.
-    public func offerSigner() throws(StorekeeperError) -> AppStoreSigningKey? {
+    public func offerSigner() throws(CoreError) -> AppStoreSigningKey? {
         guard let offerSigningKey else { return nil }
         do {
             return try AppStoreSigningKey(
@@ -128,9 +128,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var allowedEnvironments: [Environment] { environments.map(Environment.init(rawValue:)) }
 
     /// The trusted roots as DER.
-    public func rootCertificates() throws(StorekeeperError) -> [[UInt8]] {
+    public func rootCertificates() throws(CoreError) -> [[UInt8]] {
         guard let trustedRoots else { return AppleRootCertificates.storeKit }
-        return try trustedRoots.enumerated().map { index, text throws(StorekeeperError) in
+        return try trustedRoots.enumerated().map { index, text throws(CoreError) in
             guard let der = Data(base64Encoded: text) else {
                 throw .invalidInput(field: "trustedRoots[\(index)]", "is not base64")
             }
@@ -140,7 +140,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     /// Checks what can be checked without Apple: known environments, an appAppleId for production, parseable roots,
     /// a usable Server API key.
-    public func validate() throws(StorekeeperError) {
+    public func validate() throws(CoreError) {
         guard !bundleId.isEmpty else { throw .invalidInput(field: "bundleId", "is empty") }
         guard !environments.isEmpty else { throw .invalidInput(field: "environments", "is empty: allow Production, Sandbox or both") }
         guard Set(environments).count == environments.count else {

@@ -27,17 +27,17 @@ public final class AppRegistry: Sendable {
 
     /// The app with this id.
     public func app(id: String) async throws -> AppRuntime {
-        guard !id.isEmpty, id.utf8.count <= 64 else { throw StorekeeperError.appNotFound(appId: id) }
+        guard !id.isEmpty, id.utf8.count <= 64 else { throw CoreError.appNotFound(appId: id) }
         if let cached = apps.withLockedValue({ $0[id] }), freshness.isFresh(cached.loadedAt) { return cached }
         guard let record = try await database.reading({ try await $0.app(id: id) }) else {
-            throw StorekeeperError.appNotFound(appId: id)
+            throw CoreError.appNotFound(appId: id)
         }
         let runtime = try Self.runtime(record, cache: chainCache, clock: clock)
         apps.withLockedValue { $0[id] = runtime }
         return runtime
     }
 
-    static func runtime(_ record: AppRecord, cache: ChainCache, clock: @escaping @Sendable () -> Date) throws(StorekeeperError)
+    static func runtime(_ record: AppRecord, cache: ChainCache, clock: @escaping @Sendable () -> Date) throws(CoreError)
         -> AppRuntime
     {
         let config: AppConfiguration
@@ -60,7 +60,7 @@ public final class AppRegistry: Sendable {
     /// nothing about which keys exist.
     public func authenticate(bearer token: String) async throws -> Caller {
         guard let presented = APIKeys.parse(token.trimmingCharacters(in: .whitespaces)) else {
-            throw StorekeeperError.unauthenticated("the API key is not valid")
+            throw CoreError.unauthenticated("the API key is not valid")
         }
         var record = keys.withLockedValue { cache -> APIKeyRecord? in
             guard let hit = cache[presented.id], freshness.isFresh(hit.loadedAt) else { return nil }
@@ -76,7 +76,7 @@ public final class AppRegistry: Sendable {
         guard let record, record.revokedAt == nil, record.kind == presented.kind,
             APIKeys.constantTimeEqual(record.secretHash, APIKeys.hash(presented.secret))
         else {
-            throw StorekeeperError.unauthenticated("the API key is not valid")
+            throw CoreError.unauthenticated("the API key is not valid")
         }
         return Caller(app: try await app(id: record.appId), keyKind: record.kind)
     }

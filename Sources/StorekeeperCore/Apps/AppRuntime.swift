@@ -18,7 +18,7 @@ public struct AppRuntime: Sendable {
     init(
         id: String, config: AppConfiguration, updatedAt: Int64, cache: ChainCache, clock: @escaping @Sendable () -> Date,
         loadedAt: UInt64
-    ) throws(StorekeeperError) {
+    ) throws(CoreError) {
         self.id = id
         self.updatedAt = updatedAt
         self.config = config
@@ -47,7 +47,7 @@ public struct AppRuntime: Sendable {
 
     /// Parses a requested environment (`?environment=`), which must be one of the app's, in any case (`sandbox` or
     /// Apple's `Sandbox`); nil is the default.
-    public func environment(_ requested: String?) throws(StorekeeperError) -> Environment {
+    public func environment(_ requested: String?) throws(CoreError) -> Environment {
         guard let requested else { return defaultEnvironment }
         guard let match = config.allowedEnvironments.first(where: { $0.rawValue.caseInsensitiveCompare(requested) == .orderedSame })
         else {

@@ -23,7 +23,7 @@ public enum AppUserIds {
     /// An app user id as the API takes it: 1 to 256 Unicode scalars on one line, without NUL. Names the app posts to
     /// (creating the customer) cannot start with `$`, but for the app's own `$device:` ids. `field` names the input in
     /// the error.
-    public static func validate(_ id: String, posting: Bool = false, field: String = "appUserId") throws(StorekeeperError) -> String {
+    public static func validate(_ id: String, posting: Bool = false, field: String = "appUserId") throws(CoreError) -> String {
         guard !id.isEmpty, id.unicodeScalars.count <= maxLength, !id.unicodeScalars.contains(where: refusedScalars.contains) else {
             throw .invalidInput(field: field, "\(field) is 1 to \(maxLength) characters on one line, without NUL")
         }
@@ -36,7 +36,7 @@ public enum AppUserIds {
     }
 
     /// Customers the server named itself are read with a secret key only: original transaction ids are not secrets.
-    static func checkReadable(_ id: String, by keyKind: APIKeyRecord.Kind) throws(StorekeeperError) {
+    static func checkReadable(_ id: String, by keyKind: APIKeyRecord.Kind) throws(CoreError) {
         if keyKind != .secret, id.hasPrefix(anonymousPrefix) {
             throw .forbidden("customers the server named itself are read with a secret key")
         }

@@ -97,7 +97,7 @@ public final class CustomerStateCache: Sendable {
     }
 
     /// The state of a customer the server has never heard of (no facts), per app configuration and environment.
-    func newCustomer(_ app: AppRuntime, environment: Environment) throws(StorekeeperError) -> StateSnapshot {
+    func newCustomer(_ app: AppRuntime, environment: Environment) throws(CoreError) -> StateSnapshot {
         // Keyed by the configuration's version, not by when it was loaded: a reload every second must not add entries.
         let key = app.id + "|" + environment.rawValue + "|" + String(app.updatedAt)
         if let hit = newCustomers.withLockedValue({ $0[key] }) { return hit }

@@ -9,7 +9,7 @@ public struct EventQuery: Sendable {
     public var limit: Int
 
     /// Parses the query's text (`after`, `limit`), as the API takes it.
-    public init(after: String?, limit: String?) throws(StorekeeperError) {
+    public init(after: String?, limit: String?) throws(CoreError) {
         self.after = .start
         if let after {
             guard let cursor = EventCursor(after) else { throw .invalidInput(field: "after", "after must be a cursor from nextCursor") }
@@ -34,9 +34,9 @@ public struct EventPage: Codable, Sendable {
 
     /// The page of `records`, each event with its customer and that customer's first app user id (`names`: every
     /// customer's app user ids, oldest first).
-    init(_ records: [EventRecord], after: EventCursor, names: [String: [String]]) throws(StorekeeperError) {
+    init(_ records: [EventRecord], after: EventCursor, names: [String: [String]]) throws(CoreError) {
         let next = records.last.map { EventCursor(txOrder: $0.txOrder ?? 0, seq: $0.seq ?? 0) } ?? after
-        events = try records.map { record throws(StorekeeperError) in
+        events = try records.map { record throws(CoreError) in
             do {
                 let event = try Self.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
                 return StreamEvent(

@@ -28,7 +28,7 @@ public struct StateRecomputer: Sendable {
         for environment in app.config.allowedEnvironments {
             let prepared = PreparedCustomer(catalog: app.config.catalog, facts: facts, environment: environment)
             let evaluation = prepared.evaluate(at: Timestamp(millisecondsSince1970: now))
-            let records = try evaluation.events.map { event throws(StorekeeperError) in
+            let records = try evaluation.events.map { event throws(CoreError) in
                 try Self.record(event, app: app, customerId: customerId, environment: environment, now: now)
             }
             let snapshot = try StateSnapshot(state: evaluation.state)
@@ -81,7 +81,7 @@ public struct StateRecomputer: Sendable {
 
     private static func record(
         _ event: SubscriptionEvent, app: AppRuntime, customerId: String, environment: Environment, now: Int64
-    ) throws(StorekeeperError) -> EventRecord {
+    ) throws(CoreError) -> EventRecord {
         let payload: Data
         do { payload = try JSONEncoder.sortedKeys.encode(event) } catch { throw .internalError("an event does not encode: \(error)") }
         return EventRecord(

@@ -19,7 +19,7 @@ public struct StateSnapshot: Sendable {
 
     private static let decoder = JSONDecoder()
 
-    init(state: CustomerState) throws(StorekeeperError) {
+    init(state: CustomerState) throws(CoreError) {
         do { json = Array(try JSONEncoder.sortedKeys.encode(state)) } catch { throw .internalError("the state does not encode: \(error)") }
         decoded = state
         etag = Self.etag(json)
@@ -41,7 +41,7 @@ public struct StateSnapshot: Sendable {
     }
 
     /// The state's values.
-    public func state() throws(StorekeeperError) -> CustomerState {
+    public func state() throws(CoreError) -> CustomerState {
         if let decoded { return decoded }
         do {
             return try Self.decoder.decode(CustomerState.self, from: Data(json))

@@ -148,7 +148,7 @@ public struct CustomerInspection: Sendable {
                 let event = try Self.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
                 return (record.seq ?? 0, event, record.customerId, record.recordedAt, record.retractedAt != nil)
             } catch {
-                throw StorekeeperError.internalError("stored event \(record.eventId) does not decode")
+                throw CoreError.internalError("stored event \(record.eventId) does not decode")
             }
         }
     }

@@ -52,7 +52,7 @@ public struct DashboardAccounts: Sendable {
     ) async throws -> (user: DashboardUser, generatedPassword: String?) {
         let email = try Self.normalised(email: email)
         guard allApps || !apps.isEmpty else {
-            throw StorekeeperError.invalidInput(field: "apps", "name the apps the user may see, or give every app")
+            throw CoreError.invalidInput(field: "apps", "name the apps the user may see, or give every app")
         }
         let generated = password == nil ? Self.generatedPassword() : nil
         let password = try Self.checked(password: password ?? generated ?? "")
@@ -61,13 +61,13 @@ public struct DashboardAccounts: Sendable {
             for app in apps where try await session.app(id: app) == nil { missing.append(app) }
             return missing
         }
-        if let first = unknown.first { throw StorekeeperError.appNotFound(appId: first) }
+        if let first = unknown.first { throw CoreError.appNotFound(appId: first) }
         let hash = try await Self.hash(password, cost: cost)
         let record = DashboardUserRecord(
             id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, allApps: allApps, apps: allApps ? [] : apps,
             createdAt: clock().millisecondsSince1970)
         guard try await database.writing({ try await $0.insertDashboardUser(record) }) else {
-            throw StorekeeperError.invalidInput(field: "email", "a user with the email \(email) exists already")
+            throw CoreError.invalidInput(field: "email", "a user with the email \(email) exists already")
         }
         return (DashboardUser(record), generated)
     }
@@ -123,7 +123,7 @@ public struct DashboardAccounts: Sendable {
         let generated = password == nil ? Self.generatedPassword() : nil
         let password = try Self.checked(password: password ?? generated ?? "")
         guard let user = try await database.reading({ try await $0.dashboardUser(email: email) }) else {
-            throw StorekeeperError.invalidInput(field: "email", "no user has the email \(email)")
+            throw CoreError.invalidInput(field: "email", "no user has the email \(email)")
         }
         let hash = try await Self.hash(password, cost: cost)
         try await database.writing { try await $0.updatePassword(user: user.id, passwordHash: hash) }
@@ -134,13 +134,13 @@ public struct DashboardAccounts: Sendable {
         let email = try Self.normalised(email: email)
         guard let user = try await database.reading({ try await $0.dashboardUser(email: email) }),
             try await database.writing({ try await $0.deleteDashboardUser(id: user.id) })
-        else { throw StorekeeperError.invalidInput(field: "email", "no user has the email \(email)") }
+        else { throw CoreError.invalidInput(field: "email", "no user has the email \(email)") }
     }
 
     // MARK: - Rules
 
     /// An email as stored: trimmed, lowercased, one `@` between a local part and a domain, no spaces.
-    static func normalised(email: String) throws(StorekeeperError) -> String {
+    static func normalised(email: String) throws(CoreError) -> String {
         let email = email.trimmingCharacters(in: .whitespaces).lowercased()
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard email.utf8.count <= 254, parts.count == 2, !parts[0].isEmpty, parts[1].contains("."),
@@ -150,7 +150,7 @@ public struct DashboardAccounts: Sendable {
         return email
     }
 
-    static func checked(password: String) throws(StorekeeperError) -> String {
+    static func checked(password: String) throws(CoreError) -> String {
         guard Self.passwordBytes.contains(password.utf8.count) else {
             throw .invalidInput(
                 field: "password",

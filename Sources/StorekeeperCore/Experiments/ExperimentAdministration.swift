@@ -37,19 +37,19 @@ public struct ExperimentAdministration: Sendable {
     public func putPaywall(_ id: String, _ input: PaywallInput, app: AppRuntime) async throws -> (paywall: Paywall, created: Bool) {
         try ExperimentIds.validate(id, field: "id")
         if let bodyId = input.id, bodyId != id {
-            throw StorekeeperError.invalidInput(field: "id", "the body's id '\(bodyId)' is not the path's '\(id)'")
+            throw CoreError.invalidInput(field: "id", "the body's id '\(bodyId)' is not the path's '\(id)'")
         }
         guard !input.products.isEmpty else {
-            throw StorekeeperError.invalidInput(field: "products", "a paywall shows at least one product")
+            throw CoreError.invalidInput(field: "products", "a paywall shows at least one product")
         }
         let known = Set(app.config.catalog.products.map(\.id))
         for (index, product) in input.products.enumerated() where !known.contains(product) {
-            throw StorekeeperError.invalidInput(field: "products[\(index)]", "'\(product)' is not a product of the app's catalog")
+            throw CoreError.invalidInput(field: "products[\(index)]", "'\(product)' is not a product of the app's catalog")
         }
         let products = String(decoding: try JSONEncoder.sortedKeys.encode(input.products), as: UTF8.self)
         let config = String(decoding: try JSONEncoder.sortedKeys.encode(input.config ?? .object([:])), as: UTF8.self)
         guard config.utf8.count <= Self.maxConfigBytes else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "config", "config is \(config.utf8.count) bytes of JSON; at most \(Self.maxConfigBytes)")
         }
         let now = clock().millisecondsSince1970
@@ -71,7 +71,7 @@ public struct ExperimentAdministration: Sendable {
 
     public func paywall(_ id: String, app: AppRuntime) async throws -> Paywall {
         guard let record = try await database.reading({ try await $0.paywalls(app: app.id, id: id).first }) else {
-            throw StorekeeperError.notFound("no paywall '\(id)'")
+            throw CoreError.notFound("no paywall '\(id)'")
         }
         return try Paywall(record)
     }
@@ -85,15 +85,15 @@ public struct ExperimentAdministration: Sendable {
         let now = clock().millisecondsSince1970
         try await database.writing { session in
             if let placement = try await session.placements(app: app.id).first(where: { $0.defaultPaywall == id }) {
-                throw StorekeeperError.conflict("paywall '\(id)' is the default of placement '\(placement.id)'")
+                throw CoreError.conflict("paywall '\(id)' is the default of placement '\(placement.id)'")
             }
             for record in try await session.experiments(app: app.id) {
                 let definition = try ServingCatalog.definition(record)
                 if definition.variants.contains(where: { $0.paywall == id }) {
-                    throw StorekeeperError.conflict("paywall '\(id)' is a variant's paywall in experiment '\(record.key)'")
+                    throw CoreError.conflict("paywall '\(id)' is a variant's paywall in experiment '\(record.key)'")
                 }
             }
-            guard try await session.deletePaywall(app: app.id, id: id) else { throw StorekeeperError.notFound("no paywall '\(id)'") }
+            guard try await session.deletePaywall(app: app.id, id: id) else { throw CoreError.notFound("no paywall '\(id)'") }
             try await session.insertAudit(AuditRecord(appId: app.id, action: .paywall, detail: "paywall '\(id)' deleted", at: now))
         }
         catalogs.invalidate(app: app.id)
@@ -109,7 +109,7 @@ public struct ExperimentAdministration: Sendable {
         let now = clock().millisecondsSince1970
         let record = try await database.writing { session in
             guard try await !session.paywalls(app: app.id, id: defaultPaywall).isEmpty else {
-                throw StorekeeperError.invalidInput(field: "defaultPaywall", "no paywall '\(defaultPaywall)'")
+                throw CoreError.invalidInput(field: "defaultPaywall", "no paywall '\(defaultPaywall)'")
             }
             let existing = try await session.placements(app: app.id, id: id).first
             let record = PlacementRecord(
@@ -127,7 +127,7 @@ public struct ExperimentAdministration: Sendable {
 
     public func placement(_ id: String, app: AppRuntime) async throws -> PlacementView {
         guard let record = try await database.reading({ try await $0.placements(app: app.id, id: id).first }) else {
-            throw StorekeeperError.notFound("no placement '\(id)'")
+            throw CoreError.notFound("no placement '\(id)'")
         }
         return PlacementView(record)
     }
@@ -143,19 +143,19 @@ public struct ExperimentAdministration: Sendable {
         var definition = try Self.decode(body)
         try ExperimentIds.validate(definition.key, field: "key")
         guard definition.key != "definitions" else {
-            throw StorekeeperError.invalidInput(field: "key", "'definitions' is reserved (GET …/experiments/definitions)")
+            throw CoreError.invalidInput(field: "key", "'definitions' is reserved (GET …/experiments/definitions)")
         }
         guard definition.status == .draft || definition.status == .running else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "status", "a new experiment is a draft or running, not \(definition.status.rawValue)")
         }
-        guard definition.winner == nil else { throw StorekeeperError.invalidInput(field: "winner", "a new experiment has no winner") }
+        guard definition.winner == nil else { throw CoreError.invalidInput(field: "winner", "a new experiment has no winner") }
         let now = clock().millisecondsSince1970
         if definition.status == .running { definition.startedAt = now } else { definition.startedAt = nil }
         let stored = definition
         let record = try await database.writing { session in
             guard try await session.experiments(app: app.id, key: stored.key).isEmpty else {
-                throw StorekeeperError.conflict("experiment '\(stored.key)' exists; change it with PATCH")
+                throw CoreError.conflict("experiment '\(stored.key)' exists; change it with PATCH")
             }
             let placementId = try await Self.checkReferences(stored, app: app, session: session)
             let record = ExperimentRecord(
@@ -176,7 +176,7 @@ public struct ExperimentAdministration: Sendable {
 
     public func experiment(_ key: String, app: AppRuntime) async throws -> ExperimentView {
         guard let record = try await database.reading({ try await $0.experiments(app: app.id, key: key).first }) else {
-            throw StorekeeperError.notFound("no experiment '\(key)'")
+            throw CoreError.notFound("no experiment '\(key)'")
         }
         return ExperimentView(definition: try ServingCatalog.definition(record), createdAt: record.createdAt, updatedAt: record.updatedAt)
     }
@@ -196,11 +196,11 @@ public struct ExperimentAdministration: Sendable {
         let now = clock().millisecondsSince1970
         let (record, definition) = try await database.writing { session -> (ExperimentRecord, ExperimentDefinition) in
             guard var record = try await session.experiments(app: app.id, key: key).first else {
-                throw StorekeeperError.notFound("no experiment '\(key)'")
+                throw CoreError.notFound("no experiment '\(key)'")
             }
             let old = try ServingCatalog.definition(record)
             guard case .object(var merged) = try JSONDecoder().decode(JSONValue.self, from: Data(record.definition.utf8)) else {
-                throw StorekeeperError.internalError("experiment \(key) is stored as a definition that is not an object")
+                throw CoreError.internalError("experiment \(key) is stored as a definition that is not an object")
             }
             for (field, value) in patch { merged[field] = value == .null ? nil : value }
             if patch["winner"] != nil, patch["status"] == nil, patch["winner"] != .null { merged["status"] = .string("stopped") }
@@ -216,7 +216,7 @@ public struct ExperimentAdministration: Sendable {
             if next.status == .running, next.startedAt == nil { next.startedAt = now }
             let placementId = try await Self.checkReferences(next, app: app, session: session, except: key)
             if placementId != record.placementId, old.status != .draft {
-                throw StorekeeperError.invalidInput(field: "placement", "a started experiment stays on its placement")
+                throw CoreError.invalidInput(field: "placement", "a started experiment stays on its placement")
             }
             record.placementId = placementId
             record.definition = try Self.json(next)
@@ -247,7 +247,7 @@ public struct ExperimentAdministration: Sendable {
 
     // MARK: rules
 
-    static func decode(_ data: Data) throws(StorekeeperError) -> ExperimentDefinition {
+    static func decode(_ data: Data) throws(CoreError) -> ExperimentDefinition {
         do {
             return try ExperimentDefinition.decode(data, requireWeightsSumToOne: true)
         } catch {
@@ -255,7 +255,7 @@ public struct ExperimentAdministration: Sendable {
         }
     }
 
-    static func patchObject(_ body: Data) throws(StorekeeperError) -> [String: JSONValue] {
+    static func patchObject(_ body: Data) throws(CoreError) -> [String: JSONValue] {
         guard case .object(let patch)? = try? JSONDecoder().decode(JSONValue.self, from: body) else {
             throw .invalidInput("the body is a JSON object of the fields that change")
         }
@@ -269,7 +269,7 @@ public struct ExperimentAdministration: Sendable {
 
     /// draft → running; running ⇄ paused; running or paused → stopped (with a winner) or rolled back. Stopped and
     /// rolled-back experiments are finished: nothing of them changes.
-    static func checkTransition(from old: ExperimentDefinition, to next: ExperimentDefinition) throws(StorekeeperError) {
+    static func checkTransition(from old: ExperimentDefinition, to next: ExperimentDefinition) throws(CoreError) {
         switch (old.status, next.status) {
         case (.stopped, _), (.rolledBack, _):
             throw .conflict("experiment '\(old.key)' is \(old.status.rawValue): a finished experiment does not change")
@@ -293,21 +293,21 @@ public struct ExperimentAdministration: Sendable {
         _ definition: ExperimentDefinition, app: AppRuntime, session: StorageSession, except key: String? = nil
     ) async throws -> String {
         guard let placementId = definition.placement else {
-            throw StorekeeperError.invalidInput(field: "placement", "an experiment runs on a placement: name it")
+            throw CoreError.invalidInput(field: "placement", "an experiment runs on a placement: name it")
         }
         guard try await !session.placements(app: app.id, id: placementId).isEmpty else {
-            throw StorekeeperError.invalidInput(field: "placement", "no placement '\(placementId)'")
+            throw CoreError.invalidInput(field: "placement", "no placement '\(placementId)'")
         }
         let paywalls = Set(try await session.paywalls(app: app.id).map(\.id))
         for (index, variant) in definition.variants.enumerated() {
             if let paywall = variant.paywall, !paywalls.contains(paywall) {
-                throw StorekeeperError.invalidInput(field: "variants[\(index)].paywall", "no paywall '\(paywall)'")
+                throw CoreError.invalidInput(field: "variants[\(index)].paywall", "no paywall '\(paywall)'")
             }
         }
         if definition.status == .running || definition.status == .paused {
             for other in try await session.experiments(app: app.id) where other.key != (key ?? definition.key) {
                 if other.placementId == placementId, other.status == "running" || other.status == "paused" {
-                    throw StorekeeperError.conflict("experiment '\(other.key)' already runs on placement '\(placementId)'")
+                    throw CoreError.conflict("experiment '\(other.key)' already runs on placement '\(placementId)'")
                 }
             }
         }

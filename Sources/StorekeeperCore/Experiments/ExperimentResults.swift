@@ -56,7 +56,7 @@ public struct ExperimentResultsReader: Sendable {
     static let windowDays = 1...3650
 
     /// `window`: days (`14` by default) or `unbounded`.
-    public static func window(_ text: String?) throws(StorekeeperError) -> Int? {
+    public static func window(_ text: String?) throws(CoreError) -> Int? {
         guard let text else { return defaultWindowDays }
         if text == "unbounded" { return nil }
         guard let days = Int(text), windowDays.contains(days) else {
@@ -70,7 +70,7 @@ public struct ExperimentResultsReader: Sendable {
         let window = windowDays.map { Int64($0) * day }
         let (record, countRows, outcomes) = try await database.reading { session in
             guard let record = try await session.experiments(app: app.id, key: key).first else {
-                throw StorekeeperError.notFound("no experiment '\(key)'")
+                throw CoreError.notFound("no experiment '\(key)'")
             }
             let counts = try await session.exposureCounts(
                 app: app.id, experiment: key, phase: record.phase, environment: environment.rawValue)

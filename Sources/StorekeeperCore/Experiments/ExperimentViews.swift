@@ -8,7 +8,7 @@ public struct Paywall: Sendable, Codable, Hashable {
     public var products: [String]
     public var config: JSONValue
 
-    init(_ record: PaywallRecord) throws(StorekeeperError) {
+    init(_ record: PaywallRecord) throws(CoreError) {
         id = record.id
         do {
             products = try JSONDecoder().decode([String].self, from: Data(record.products.utf8))
@@ -124,7 +124,7 @@ public struct ExperimentDefinitions: Sendable, Codable, Hashable {
 /// Ids of paywalls and placements, and experiment keys: 1 to 64 letters, digits, `.`, `_` or `-`, starting with a
 /// letter or digit (they appear in paths).
 enum ExperimentIds {
-    static func validate(_ id: String, field: String) throws(StorekeeperError) {
+    static func validate(_ id: String, field: String) throws(CoreError) {
         let allowed = id.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2E
                 || byte == 0x5F || byte == 0x2D

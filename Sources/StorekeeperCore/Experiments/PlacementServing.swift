@@ -30,7 +30,7 @@ public struct PlacementServing: Sendable {
         try AppUserIds.checkReadable(appUserId, by: caller.keyKind)
         let app = caller.app
         let catalog = try await catalogs.catalog(app: app.id)
-        guard let placement = catalog.placements[placementId] else { throw StorekeeperError.notFound("no placement '\(placementId)'") }
+        guard let placement = catalog.placements[placementId] else { throw CoreError.notFound("no placement '\(placementId)'") }
         guard let served = catalog.served[placementId] else {
             return try catalog.withJSON(
                 PlacementAnswer(placement: placementId, paywall: try Self.paywall(placement.defaultPaywall, in: catalog), experiment: nil))
@@ -80,26 +80,26 @@ public struct PlacementServing: Sendable {
         let app = caller.app
         let catalog = try await catalogs.catalog(app: app.id)
         guard let definition = catalog.experiments[input.experiment] else {
-            throw StorekeeperError.notFound("no experiment '\(input.experiment)' has started")
+            throw CoreError.notFound("no experiment '\(input.experiment)' has started")
         }
-        guard catalog.placements[input.placement] != nil else { throw StorekeeperError.notFound("no placement '\(input.placement)'") }
+        guard catalog.placements[input.placement] != nil else { throw CoreError.notFound("no placement '\(input.placement)'") }
         guard let customerId = try await customers.customerId(of: appUserId, app: app) else {
-            throw StorekeeperError.conflict("\(appUserId) was never assigned to '\(input.experiment)': ask for the placement first")
+            throw CoreError.conflict("\(appUserId) was never assigned to '\(input.experiment)': ask for the placement first")
         }
         let phase = definition.phase
         guard input.phase == phase else {
-            throw StorekeeperError.conflict("phase \(input.phase) of '\(definition.key)' is over; its current phase is \(phase)")
+            throw CoreError.conflict("phase \(input.phase) of '\(definition.key)' is over; its current phase is \(phase)")
         }
         let now = clock().millisecondsSince1970
         return try await database.writing { session in
             guard
                 let stored = try await session.assignment(app: app.id, experiment: definition.key, phase: input.phase, customer: customerId)
             else {
-                throw StorekeeperError.conflict(
+                throw CoreError.conflict(
                     "\(appUserId) has no assignment in phase \(phase) of '\(definition.key)': ask for the placement first")
             }
             guard stored == input.variant else {
-                throw StorekeeperError.conflict("\(appUserId) is assigned to '\(stored)' in '\(definition.key)', not '\(input.variant)'")
+                throw CoreError.conflict("\(appUserId) is assigned to '\(stored)' in '\(definition.key)', not '\(input.variant)'")
             }
             let exposure = ExposureRecord(
                 experimentKey: definition.key, phase: input.phase, customerId: customerId, variant: stored, placementId: input.placement,
@@ -111,7 +111,7 @@ public struct PlacementServing: Sendable {
             }
             guard
                 let first = try await session.exposure(app: app.id, experiment: definition.key, phase: input.phase, customer: customerId)
-            else { throw StorekeeperError.internalError("an exposure vanished while it was recorded") }
+            else { throw CoreError.internalError("an exposure vanished while it was recorded") }
             return ExposureAnswer(
                 recorded: false, experiment: definition.key, variant: first.variant, phase: first.phase, placement: first.placementId,
                 exposedAt: first.exposedAt)
@@ -166,7 +166,7 @@ public struct PlacementServing: Sendable {
                 experiment: inExperiment ? .init(key: definition.key, variant: variant, phase: definition.phase) : nil))
     }
 
-    private static func paywall(_ id: String, in catalog: ServingCatalog) throws(StorekeeperError) -> Paywall {
+    private static func paywall(_ id: String, in catalog: ServingCatalog) throws(CoreError) -> Paywall {
         guard let paywall = catalog.paywalls[id] else {
             throw .internalError("the placement's paywall '\(id)' is missing")
         }

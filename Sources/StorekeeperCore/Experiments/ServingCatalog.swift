@@ -24,7 +24,7 @@ struct ServingCatalog: Sendable {
     init() {}
 
     init(paywalls paywallRecords: [PaywallRecord], placements placementRecords: [PlacementRecord], experiments records: [ExperimentRecord])
-        throws(StorekeeperError)
+        throws(CoreError)
     {
         for record in paywallRecords { paywalls[record.id] = try Paywall(record) }
         for record in placementRecords { placements[record.id] = record }
@@ -71,14 +71,14 @@ struct ServingCatalog: Sendable {
     }
 
     /// The answer with its JSON.
-    func withJSON(_ answer: PlacementAnswer) throws(StorekeeperError) -> PlacementAnswer {
+    func withJSON(_ answer: PlacementAnswer) throws(CoreError) -> PlacementAnswer {
         var answer = answer
         if let made = encoded[answer.key] { answer.json = made } else { answer.json = try Self.json(answer) }
         return answer
     }
 
     /// An answer is strings, numbers and JSON that decoded, so encoding fails only on stored data that is corrupt.
-    static func json(_ answer: PlacementAnswer) throws(StorekeeperError) -> Data {
+    static func json(_ answer: PlacementAnswer) throws(CoreError) -> Data {
         do {
             return try JSONEncoder.sortedKeys.encode(answer)
         } catch {
@@ -86,7 +86,7 @@ struct ServingCatalog: Sendable {
         }
     }
 
-    static func definition(_ record: ExperimentRecord) throws(StorekeeperError) -> ExperimentDefinition {
+    static func definition(_ record: ExperimentRecord) throws(CoreError) -> ExperimentDefinition {
         do {
             return try JSONDecoder().decode(ExperimentDefinition.self, from: Data(record.definition.utf8))
         } catch {

@@ -17,7 +17,7 @@ enum FactCoding {
     /// engine could not use it and storage could not key it.
     static func record(
         _ t: JWSTransactionDecodedPayload, signed: String?, source: TransactionSource, app: String, now: Int64
-    ) throws(StorekeeperError) -> TransactionRecord {
+    ) throws(CoreError) -> TransactionRecord {
         guard let transactionId = t.transactionId, let productId = t.productId else {
             throw .invalidInput(field: "transaction", "the transaction has no transactionId or productId")
         }
@@ -35,7 +35,7 @@ enum FactCoding {
 
     static func record(
         _ r: JWSRenewalInfoDecodedPayload, signed: String?, app: String, now: Int64
-    ) throws(StorekeeperError) -> RenewalInfoRecord? {
+    ) throws(CoreError) -> RenewalInfoRecord? {
         guard let original = r.originalTransactionId else { return nil }
         let payload: Data
         do { payload = try encoder.encode(r) } catch { throw .internalError("the renewal info does not encode: \(error)") }
@@ -45,7 +45,7 @@ enum FactCoding {
             signed: signed, receivedAt: now)
     }
 
-    static func record(_ n: VerifiedNotification, signed: String, app: String, now: Int64) throws(StorekeeperError) -> NotificationRecord {
+    static func record(_ n: VerifiedNotification, signed: String, app: String, now: Int64) throws(CoreError) -> NotificationRecord {
         let payload = n.payload
         guard let uuid = payload.notificationUUID, let type = payload.notificationType else {
             throw .verification(VerificationError(.invalidJWTFormat, "the notification has no notificationUUID or notificationType"))
@@ -63,7 +63,7 @@ enum FactCoding {
 
     /// The engine's facts from what storage holds. A stored fact that no longer decodes is a corrupt row: fail
     /// loudly rather than compute a state without it.
-    static func facts(_ stored: StoredFacts) throws(StorekeeperError) -> [Fact] {
+    static func facts(_ stored: StoredFacts) throws(CoreError) -> [Fact] {
         var facts: [Fact] = []
         facts.reserveCapacity(stored.count)
         do {

@@ -111,9 +111,9 @@ public struct IntegrationAdministration: Sendable {
     public static let deliveryPageLimits = 1...500
 
     public func create(_ input: IntegrationInput, app: AppRuntime) async throws -> IntegrationView {
-        guard let kindName = input.kind else { throw StorekeeperError.invalidInput(field: "kind", "kind is required") }
+        guard let kindName = input.kind else { throw CoreError.invalidInput(field: "kind", "kind is required") }
         guard let kind = DestinationKind(rawValue: kindName) else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "kind", "unknown kind '\(kindName)': \(DestinationKind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let (readable, secretFields) = try Self.split(kind, input.config ?? [:], existing: nil)
@@ -161,10 +161,10 @@ public struct IntegrationAdministration: Sendable {
     public func update(_ id: String, with input: IntegrationInput, app: AppRuntime) async throws -> IntegrationView {
         let (stored, storedSecrets) = try await stored(id, app: app)
         if let kind = input.kind, kind != stored.kind {
-            throw StorekeeperError.invalidInput(field: "kind", "a destination's kind cannot change: create another")
+            throw CoreError.invalidInput(field: "kind", "a destination's kind cannot change: create another")
         }
         guard let kind = DestinationKind(rawValue: stored.kind) else {
-            throw StorekeeperError.internalError("integration \(id) has an unknown kind '\(stored.kind)'")
+            throw CoreError.internalError("integration \(id) has an unknown kind '\(stored.kind)'")
         }
         var record = stored
         var secrets = storedSecrets
@@ -201,7 +201,7 @@ public struct IntegrationAdministration: Sendable {
     public func rotateSecret(_ id: String, app: AppRuntime) async throws -> IntegrationView {
         let (record, stored) = try await stored(id, app: app)
         guard record.kind == DestinationKind.webhook.rawValue else {
-            throw StorekeeperError.invalidInput("only a webhook has a signing secret")
+            throw CoreError.invalidInput("only a webhook has a signing secret")
         }
         let now = clock().millisecondsSince1970
         var secrets = stored
@@ -244,7 +244,7 @@ public struct IntegrationAdministration: Sendable {
         var parsedStatus: DeliveryStatus?
         if let status {
             guard let known = DeliveryStatus(rawValue: status) else {
-                throw StorekeeperError.invalidInput(
+                throw CoreError.invalidInput(
                     field: "status", "status is one of \(DeliveryStatus.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             parsedStatus = known
@@ -254,13 +254,13 @@ public struct IntegrationAdministration: Sendable {
             // Digits only, as the OpenAPI pattern says (Int64 alone would take "+5").
             guard (1...18).contains(after.utf8.count), after.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let seq = Int64(after), seq > 0
             else {
-                throw StorekeeperError.invalidInput(field: "after", "after is a nextCursor of a previous page")
+                throw CoreError.invalidInput(field: "after", "after is a nextCursor of a previous page")
             }
             before = seq
         }
         let limit = limit ?? 100
         guard Self.deliveryPageLimits.contains(limit) else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "limit", "limit is \(Self.deliveryPageLimits.lowerBound) to \(Self.deliveryPageLimits.upperBound)")
         }
         let (status, beforeSeq) = (parsedStatus, before)
@@ -283,14 +283,14 @@ public struct IntegrationAdministration: Sendable {
     public func retry(_ id: String, delivery deliveryId: String, app: AppRuntime) async throws -> DeliveryView {
         _ = try await stored(id, app: app)
         guard let key = DeliveryRecord.key(of: deliveryId), key.integrationId == id else {
-            throw StorekeeperError.notFound("no delivery \(deliveryId) for integration \(id)")
+            throw CoreError.notFound("no delivery \(deliveryId) for integration \(id)")
         }
         let now = clock().millisecondsSince1970
         let record = try await database.writing { session -> DeliveryRecord? in
             guard try await session.resetDeliveries(integration: id, eventSeq: key.eventSeq, at: now) == 1 else { return nil }
             return try await session.delivery(integration: id, eventSeq: key.eventSeq)
         }
-        guard let record else { throw StorekeeperError.notFound("no delivery \(deliveryId) for integration \(id)") }
+        guard let record else { throw CoreError.notFound("no delivery \(deliveryId) for integration \(id)") }
         signal.poke()
         return DeliveryView(record)
     }
@@ -298,12 +298,12 @@ public struct IntegrationAdministration: Sendable {
     /// Sends again the deliveries created in `[from, to)` (ms since 1970), the dead ones or all, with their ids.
     public func replay(_ id: String, app: AppRuntime, from: Int64, to: Int64, status: String) async throws -> Int {
         _ = try await stored(id, app: app)
-        guard from < to else { throw StorekeeperError.invalidInput(field: "to", "to is after from") }
+        guard from < to else { throw CoreError.invalidInput(field: "to", "to is after from") }
         let only: DeliveryStatus?
         switch status {
         case "dead": only = .dead
         case "all": only = nil
-        default: throw StorekeeperError.invalidInput(field: "status", "status is dead or all")
+        default: throw CoreError.invalidInput(field: "status", "status is dead or all")
         }
         let now = clock().millisecondsSince1970
         let count = try await database.writing {
@@ -320,7 +320,7 @@ public struct IntegrationAdministration: Sendable {
             guard let record = try await session.integration(id: id), record.appId == app.id else { return nil }
             return (record, try await Self.secrets(session, id))
         }
-        guard let found else { throw StorekeeperError.notFound("no integration \(id) in app \(app.id)") }
+        guard let found else { throw CoreError.notFound("no integration \(id) in app \(app.id)") }
         return found
     }
 
@@ -329,7 +329,7 @@ public struct IntegrationAdministration: Sendable {
         do {
             return try JSONDecoder().decode(DestinationSecrets.self, from: Data(text.utf8))
         } catch {
-            throw StorekeeperError.internalError("integration \(id)'s secrets do not decode")
+            throw CoreError.internalError("integration \(id)'s secrets do not decode")
         }
     }
 
@@ -353,7 +353,7 @@ public struct IntegrationAdministration: Sendable {
             do {
                 try await sender.transport.policy.check(url)
             } catch let error as IntegrationError where error.code == .forbiddenAddress {
-                throw StorekeeperError.invalidInput(field: "config.\(field.name)", error.message)
+                throw CoreError.invalidInput(field: "config.\(field.name)", error.message)
             } catch {
                 continue
             }
@@ -362,7 +362,7 @@ public struct IntegrationAdministration: Sendable {
 
     private static func split(
         _ kind: DestinationKind, _ config: [String: String?], existing: (readable: [String: String], secrets: [String: String])?
-    ) throws(StorekeeperError) -> (readable: [String: String], secrets: [String: String]) {
+    ) throws(CoreError) -> (readable: [String: String], secrets: [String: String]) {
         do {
             return try kind.split(config, existing: existing)
         } catch {
@@ -372,7 +372,7 @@ public struct IntegrationAdministration: Sendable {
 
     /// A name as given is at most `maxNameLength` Unicode scalars (what the schema's `maxLength` counts), on one line
     /// and without NUL (as an app user id); it is stored without the spaces around it, which must leave something.
-    private static func name(_ name: String) throws(StorekeeperError) -> String {
+    private static func name(_ name: String) throws(CoreError) -> String {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, name.unicodeScalars.count <= maxNameLength,
             !name.unicodeScalars.contains(where: AppUserIds.refusedScalars.contains)
@@ -382,7 +382,7 @@ public struct IntegrationAdministration: Sendable {
         return trimmed
     }
 
-    private static func events(_ events: [String]?) throws(StorekeeperError) -> [String]? {
+    private static func events(_ events: [String]?) throws(CoreError) -> [String]? {
         guard let events else { return nil }
         guard !events.isEmpty else { throw .invalidInput(field: "events", "events lists at least one type (null: every type)") }
         for type in events where SubscriptionEventType(rawValue: type) == nil {
@@ -396,7 +396,7 @@ public struct IntegrationAdministration: Sendable {
         app.config.environments.contains("Production") ? ["Production"] : app.config.environments
     }
 
-    private static func environments(_ environments: [String], app: AppRuntime) throws(StorekeeperError) -> [String] {
+    private static func environments(_ environments: [String], app: AppRuntime) throws(CoreError) -> [String] {
         guard !environments.isEmpty else { throw .invalidInput(field: "environments", "environments lists at least one") }
         var spelled: [String] = []
         for environment in environments {
@@ -411,7 +411,7 @@ public struct IntegrationAdministration: Sendable {
         return Array(Set(spelled)).sorted()
     }
 
-    private static func schedule(_ delays: [Int64]?) throws(StorekeeperError) -> [Int64]? {
+    private static func schedule(_ delays: [Int64]?) throws(CoreError) -> [Int64]? {
         guard let delays else { return nil }
         do {
             return try RetrySchedule(seconds: delays).delays
@@ -420,7 +420,7 @@ public struct IntegrationAdministration: Sendable {
         }
     }
 
-    static func encode<T: Encodable>(_ value: T) throws(StorekeeperError) -> String {
+    static func encode<T: Encodable>(_ value: T) throws(CoreError) -> String {
         do {
             return String(decoding: try JSONEncoder.sortedKeys.encode(value), as: UTF8.self)
         } catch {
@@ -428,7 +428,7 @@ public struct IntegrationAdministration: Sendable {
         }
     }
 
-    static func decode(_ config: String) throws(StorekeeperError) -> [String: String] {
+    static func decode(_ config: String) throws(CoreError) -> [String: String] {
         do {
             return try JSONDecoder().decode([String: String].self, from: Data(config.utf8))
         } catch {

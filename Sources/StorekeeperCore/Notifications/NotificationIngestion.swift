@@ -38,7 +38,7 @@ public struct NotificationIngestion: Sendable {
             metrics.notification(type: "unverified", result: error.isRetryable ? "retry" : "rejected")
             logger.warning(
                 "notification rejected", metadata: ["app": "\(app.id)", "error": "\(error.code.rawValue)", "reason": "\(error.message)"])
-            throw StorekeeperError.verification(error)
+            throw CoreError.verification(error)
         }
         let type = verified.payload.notificationType?.rawValue ?? "unknown"
         do {
@@ -100,12 +100,12 @@ struct NotificationFacts: Sendable {
     /// The app's name for the customer, when the purchase carried one.
     var appAccountToken: String?
 
-    init(_ verified: VerifiedNotification, signedPayload: String, app: AppRuntime, now: Int64) throws(StorekeeperError) {
+    init(_ verified: VerifiedNotification, signedPayload: String, app: AppRuntime, now: Int64) throws(CoreError) {
         notification = try FactCoding.record(verified, signed: signedPayload, app: app.id, now: now)
-        transaction = try verified.transactionInfo.map { t throws(StorekeeperError) in
+        transaction = try verified.transactionInfo.map { t throws(CoreError) in
             try FactCoding.record(t, signed: verified.payload.data?.signedTransactionInfo, source: .notification, app: app.id, now: now)
         }
-        renewal = try verified.renewalInfo.flatMap { r throws(StorekeeperError) in
+        renewal = try verified.renewalInfo.flatMap { r throws(CoreError) in
             try FactCoding.record(r, signed: verified.payload.data?.signedRenewalInfo, app: app.id, now: now)
         }
         appAccountToken = verified.transactionInfo?.appAccountToken ?? verified.renewalInfo?.appAccountToken

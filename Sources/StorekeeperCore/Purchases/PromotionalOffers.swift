@@ -33,20 +33,20 @@ public struct PromotionalOffers: Sendable {
     ) async throws -> SignedPromotionalOffer {
         let app = caller.app
         guard let signer = try app.config.offerSigner() else {
-            throw StorekeeperError.conflict(
+            throw CoreError.conflict(
                 "the app has no offerSigningKey: set its In-App Purchase key with PATCH /v1/apps/{appId} {\"offerSigningKey\": {\"keyId\", \"privateKey\"}}"
             )
         }
         guard !offerId.isEmpty, offerId.utf8.count <= 64 else {
-            throw StorekeeperError.invalidInput(field: "offerId", "an offer id is 1 to 64 characters")
+            throw CoreError.invalidInput(field: "offerId", "an offer id is 1 to 64 characters")
         }
         guard let product = app.config.catalog[productId], product.type == .autoRenewable, let group = product.group else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "productId", "'\(productId)' is not an auto-renewable subscription of the app's catalog")
         }
         let read = try await customers.state(of: appUserId, caller: caller, environment: environment)
         guard try read.snapshot.state().subscriptions.contains(where: { $0.group == group }) else {
-            throw StorekeeperError.conflict(
+            throw CoreError.conflict(
                 "\(appUserId) never subscribed in group '\(group)': promotional offers are for existing and lapsed subscribers")
         }
         let token = try await tokens.token(for: appUserId, app: app.id)
@@ -63,7 +63,7 @@ public struct PromotionalOffers: Sendable {
                 productId: productId, offerId: offerId, keyIdentifier: signer.keyId, nonce: nonce.uuidString.lowercased(),
                 timestamp: timestamp, signature: signature, appAccountToken: token, jws: jws)
         } catch {
-            throw StorekeeperError.internalError("the offer could not be signed: \(error)")
+            throw CoreError.internalError("the offer could not be signed: \(error)")
         }
     }
 }

@@ -106,7 +106,7 @@ public struct PurchaseLinking: Sendable {
             }
             switch app.config.transferPolicy {
             case .keep:
-                throw StorekeeperError.transactionOwned(originalTransactionId: original)
+                throw CoreError.transactionOwned(originalTransactionId: original)
             case .transfer:
                 try await session.transfer(app: app.id, originalTransactionId: original, to: customer.id, at: now)
                 try await session.insertAudit(
@@ -129,11 +129,11 @@ public struct PurchaseLinking: Sendable {
             case (nil, let receipt?):
                 return try await receiptTransactions(receipt, app: app, now: now)
             default:
-                throw StorekeeperError.invalidInput("post exactly one of signedTransaction and receipt")
+                throw CoreError.invalidInput("post exactly one of signedTransaction and receipt")
             }
         } catch let error as VerificationError {
             metrics.verificationFailure(error.code.rawValue)
-            throw StorekeeperError.verification(error)
+            throw CoreError.verification(error)
         }
     }
 
@@ -167,10 +167,10 @@ public struct PurchaseLinking: Sendable {
     public func alias(_ alias: String, of appUserId: String, caller: Caller) async throws -> String {
         let appUserId = try AppUserIds.validate(appUserId, posting: true)
         let alias = try AppUserIds.validate(alias, field: "alias")
-        guard alias != appUserId else { throw StorekeeperError.invalidInput(field: "alias", "an app user id cannot be its own alias") }
+        guard alias != appUserId else { throw CoreError.invalidInput(field: "alias", "an app user id cannot be its own alias") }
         let device = AppUserIds.devicePrefix
         if caller.keyKind != .secret, !alias.hasPrefix(device) || appUserId.hasPrefix(device) {
-            throw StorekeeperError.forbidden(
+            throw CoreError.forbidden(
                 "with the public key, only an anonymous id (\(device)…) can become an alias of a signed-in user; merging other customers needs a secret key"
             )
         }

@@ -12,10 +12,10 @@ public struct AdminContext: ChildRequestContext, APIRequestContext {
         coreContext = context.coreContext
         let caller = try context.caller()
         guard caller.keyKind == .secret else {
-            throw StorekeeperError.forbidden("this endpoint needs a secret key (sk_…); public keys are for the customer endpoints")
+            throw CoreError.forbidden("this endpoint needs a secret key (sk_…); public keys are for the customer endpoints")
         }
         if let appId = context.parameters.get("appId"), appId != caller.app.id {
-            throw StorekeeperError.appNotFound(appId: appId)
+            throw CoreError.appNotFound(appId: appId)
         }
         self.caller = caller
     }

@@ -21,16 +21,16 @@ public struct JSONBodyDecoder: RequestDecoder {
         let data = Data(buffer.readableBytesView)
         do {
             return try Self.decoder.decode(T.self, from: data)
-        } catch let error as StorekeeperError {
+        } catch let error as CoreError {
             throw error
         } catch {
             // Not JSON at all: say where it stopped. JSON of the wrong shape: say which field.
             if case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
                 let syntax = DecodingErrorDescription.syntaxError(in: data)
             {
-                throw StorekeeperError.invalidInput("the body is not valid JSON: \(syntax)")
+                throw CoreError.invalidInput("the body is not valid JSON: \(syntax)")
             }
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: DecodingErrorDescription.field(of: error),
                 "the body does not fit this endpoint: \(DecodingErrorDescription.describe(error))")
         }

@@ -16,7 +16,7 @@ public struct ServerContext: AuthRequestContext, APIRequestContext {
     /// The authenticated caller, or 401.
     func caller() throws -> Caller {
         guard let identity else {
-            throw StorekeeperError.unauthenticated("an API key is required: Authorization: Bearer <key>")
+            throw CoreError.unauthenticated("an API key is required: Authorization: Bearer <key>")
         }
         return identity
     }

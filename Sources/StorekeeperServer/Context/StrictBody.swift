@@ -20,7 +20,7 @@ enum StrictBody {
     }
 
     private static func refuse(_ unknown: String?, path: String, what: String) throws {
-        if let unknown { throw StorekeeperError.invalidInput(field: path + unknown, "'\(unknown)' is not a field of \(what)") }
+        if let unknown { throw CoreError.invalidInput(field: path + unknown, "'\(unknown)' is not a field of \(what)") }
     }
 }
 

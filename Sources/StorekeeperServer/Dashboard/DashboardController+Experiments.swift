@@ -71,7 +71,7 @@ extension DashboardController {
             return DashboardRedirect(
                 location: DashboardPaths.link(Self.experimentPath(app.id, view.definition.key), [("environment", environment.rawValue)])
             ).response
-        } catch let error as StorekeeperError {
+        } catch let error as CoreError {
             guard let message = Self.formError(error) else { throw error }
             let page = try await experimentsPage(app: app, environment: environment, chrome: chrome, definition: text, error: message)
             return DashboardRender.page("experiments", page, status: Self.formStatus(error))
@@ -251,7 +251,7 @@ extension DashboardController {
             return DashboardRedirect(
                 location: DashboardPaths.link(Self.experimentPath(app.id, key), [("environment", environment.rawValue)])
             ).response
-        } catch let error as StorekeeperError {
+        } catch let error as CoreError {
             guard let message = Self.formError(error) else { throw error }
             let page = try await experimentPage(
                 key, app: app, environment: environment, chrome: chrome, window: String(ExperimentResultsReader.defaultWindowDays),
@@ -261,14 +261,14 @@ extension DashboardController {
     }
 
     /// A refusal the form shows beside what was typed (the rest is an error page).
-    static func formError(_ error: StorekeeperError) -> String? {
+    static func formError(_ error: CoreError) -> String? {
         switch error {
         case .invalidInput, .conflict: error.description
         default: nil
         }
     }
 
-    static func formStatus(_ error: StorekeeperError) -> HTTPResponse.Status {
+    static func formStatus(_ error: CoreError) -> HTTPResponse.Status {
         if case .conflict = error { return .conflict }
         return .badRequest
     }

@@ -113,10 +113,10 @@ extension DashboardController {
         let form = try await Self.form(ReplayForm.self, request, context)
         try Self.checkCSRF(form.csrf, context)
         guard let from = form.from.flatMap({ CalendarDay($0) }) else {
-            throw StorekeeperError.invalidInput(field: "from", "from is a day, YYYY-MM-DD")
+            throw CoreError.invalidInput(field: "from", "from is a day, YYYY-MM-DD")
         }
         guard let to = form.to.flatMap({ CalendarDay($0) }) else {
-            throw StorekeeperError.invalidInput(field: "to", "to is a day, YYYY-MM-DD")
+            throw CoreError.invalidInput(field: "to", "to is a day, YYYY-MM-DD")
         }
         let replayed = try await core.integrations.replay(
             id, app: app, from: from.daysSinceEpoch * 86_400_000, to: to.daysSinceEpoch * 86_400_000, status: form.status ?? "dead")

@@ -114,7 +114,7 @@ struct DashboardController {
         let form = try await Self.form(CSRFForm.self, request, context)
         guard let session = context.sessions.session else { throw DashboardRedirect(location: DashboardPaths.signIn) }
         guard CSRFToken.matches(form.csrf, session.csrf) else {
-            throw StorekeeperError.forbidden("the sign-out form did not carry this session's token")
+            throw CoreError.forbidden("the sign-out form did not carry this session's token")
         }
         context.sessions.clearSession()
         return DashboardRedirect(location: DashboardPaths.signIn).response
@@ -131,7 +131,7 @@ struct DashboardController {
     /// A signed-in form's token must be its session's (every form but sign-in's, which answers with a fresh form).
     static func checkCSRF(_ token: String?, _ context: DashboardContext) throws {
         guard let session = context.sessions.session, CSRFToken.matches(token, session.csrf) else {
-            throw StorekeeperError.forbidden("the form did not carry this session's token")
+            throw CoreError.forbidden("the form did not carry this session's token")
         }
     }
 
@@ -146,7 +146,7 @@ struct DashboardController {
         do {
             return try URLEncodedFormDecoder().decode(type, from: String(buffer: body))
         } catch {
-            throw StorekeeperError.invalidInput("the form is not URL-encoded form data")
+            throw CoreError.invalidInput("the form is not URL-encoded form data")
         }
     }
 
@@ -181,7 +181,7 @@ struct DashboardController {
     ) {
         let user = try context.signedIn()
         let appId = context.parameters.get("appId") ?? ""
-        guard user.canSee(app: appId) else { throw StorekeeperError.appNotFound(appId: appId) }
+        guard user.canSee(app: appId) else { throw CoreError.appNotFound(appId: appId) }
         let app = try await core.apps.app(id: appId)
         let environment = try MetricQuery.environment(request.uri.queryParameters.get("environment"), app: app)
         let chrome = DashboardChrome(
@@ -281,7 +281,7 @@ struct DashboardController {
         let (_, app, environment, chrome) = try await scope(request, context)
         let (name, asCSV) = MetricQuery.name(context.parameters.get("metric") ?? "", accept: nil)
         guard let metric = Metric(rawValue: name) else {
-            throw StorekeeperError.invalidInput(
+            throw CoreError.invalidInput(
                 field: "metric", "no metric \(name): one of \(Metric.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let parameters = request.uri.queryParameters
@@ -305,7 +305,7 @@ struct DashboardController {
             metricRequest = try MetricQuery.request(
                 metric: metric.rawValue, app: app, environment: environment, today: today, parameter: given
             ).1
-        } catch let error as StorekeeperError {
+        } catch let error as CoreError {
             if asCSV { throw error }
             page.error = error.description
             return DashboardRender.page("metric", page, status: .badRequest)
@@ -439,7 +439,7 @@ struct DashboardController {
         let (_, app, environment, chrome) = try await scope(request, context)
         let customerId = context.parameters.get("customerId") ?? ""
         guard let dossier = try await core.inspection.dossier(customerId: customerId, app: app, environment: environment) else {
-            throw StorekeeperError.notFound("no customer \(customerId) in this app")
+            throw CoreError.notFound("no customer \(customerId) in this app")
         }
         func when(_ timestamp: Timestamp?) -> String { timestamp.map { DashboardFormat.instant($0.millisecondsSince1970) } ?? "–" }
         let rawBase = DashboardPaths.app(app.id) + "/raw/"
@@ -498,7 +498,7 @@ struct DashboardController {
         let id = context.parameters.get("factId") ?? ""
         let facts = try await core.inspection.rawFacts(id: id, app: app)
         guard !facts.isEmpty else {
-            throw StorekeeperError.notFound("no transaction or notification \(id) in this app")
+            throw CoreError.notFound("no transaction or notification \(id) in this app")
         }
         let page = RawPage(
             title: id, heading: "Signed data: \(id)", chrome: chrome,
@@ -541,14 +541,14 @@ struct DashboardController {
         var type: SubscriptionEventType?
         if let name = parameters.get("type"), !name.isEmpty {
             guard let known = SubscriptionEventType(rawValue: name) else {
-                throw StorekeeperError.invalidInput(field: "type", "no event type \(name)")
+                throw CoreError.invalidInput(field: "type", "no event type \(name)")
             }
             type = known
         }
         var before: Int64?
         if let text = parameters.get("before") {
             guard let value = Int64(text), value > 0 else {
-                throw StorekeeperError.invalidInput(field: "before", "before is a positive event number")
+                throw CoreError.invalidInput(field: "before", "before is a positive event number")
             }
             before = value
         }

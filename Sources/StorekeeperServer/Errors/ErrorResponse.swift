@@ -36,7 +36,7 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
     public init(_ error: any Error) {
         switch error {
         case let error as ErrorResponse: self = error
-        case let error as StorekeeperError: self = Self(domain: error)
+        case let error as CoreError: self = Self(domain: error)
         case let error as StorageError: self = Self(domain: .storage(error))
         case let error as VerificationError: self = Self(domain: .verification(error))
         case let error as HTTPError:
@@ -54,7 +54,7 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
     }
 
     /// The domain's errors. Apple retries a webhook answered with 5xx, so 5xx is kept for what a retry can mend.
-    init(domain error: StorekeeperError) {
+    init(domain error: CoreError) {
         switch error {
         case .appNotFound, .notFound:
             self.init(.notFound, "not_found", error.description)

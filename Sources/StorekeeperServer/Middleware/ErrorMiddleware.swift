@@ -25,7 +25,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     static func cause(_ error: any Error) -> String {
         switch error {
         case let error as StorageError: error.description
-        case StorekeeperError.storage(let error): error.description
+        case CoreError.storage(let error): error.description
         default: String(describing: error)
         }
     }

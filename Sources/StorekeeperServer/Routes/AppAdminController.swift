@@ -43,7 +43,7 @@ struct AppAdminController {
     /// The app's catalog (products, groups, entitlements), as `GET products` answers it to secret keys.
     @Sendable func publicCatalog(_ request: Request, context: CustomerContext) async throws -> Catalog {
         let app = context.caller.app
-        if let appId = context.parameters.get("appId"), appId != app.id { throw StorekeeperError.appNotFound(appId: appId) }
+        if let appId = context.parameters.get("appId"), appId != app.id { throw CoreError.appNotFound(appId: appId) }
         return app.config.catalog
     }
 
@@ -105,7 +105,7 @@ struct AuditEntry: Codable, Sendable {
 
 extension EventQuery {
     /// `?after=` and `?limit=`.
-    init(_ request: Request) throws(StorekeeperError) {
+    init(_ request: Request) throws(CoreError) {
         let parameters = request.uri.queryParameters
         try self.init(after: parameters.get("after"), limit: parameters.get("limit"))
     }

@@ -25,7 +25,7 @@ struct AppPatch: Decodable {
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         if c.contains(.bundleId) {
-            throw StorekeeperError.invalidInput(field: "bundleId", "bundleId cannot change: create another app for another bundle id")
+            throw CoreError.invalidInput(field: "bundleId", "bundleId cannot change: create another app for another bundle id")
         }
         try StrictBody.refuseUnknown(decoder, CodingKeys.self, what: "an app's configuration")
         try StrictBody.refuseUnknown(

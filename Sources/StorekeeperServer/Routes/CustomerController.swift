@@ -102,7 +102,7 @@ struct CustomerController {
     /// The path's app user id, percent-decoded.
     static func appUserId(_ context: some RequestContext) throws -> String {
         guard let raw = context.parameters.get("appUserId") else {
-            throw StorekeeperError.invalidInput(field: "appUserId", "the app user id is missing")
+            throw CoreError.invalidInput(field: "appUserId", "the app user id is missing")
         }
         return raw.removingPercentEncoding ?? raw
     }

@@ -116,7 +116,7 @@ struct ExperimentController {
 
     @Sendable func definitions(_ request: Request, context: CustomerContext) async throws -> ExperimentDefinitions {
         let app = context.caller.app
-        if let appId = context.parameters.get("appId"), appId != app.id { throw StorekeeperError.appNotFound(appId: appId) }
+        if let appId = context.parameters.get("appId"), appId != app.id { throw CoreError.appNotFound(appId: appId) }
         return try await core.experiments.definitions(app: app)
     }
 

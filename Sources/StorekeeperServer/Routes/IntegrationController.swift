@@ -60,7 +60,7 @@ struct IntegrationController {
         let parameters = request.uri.queryParameters
         var limit: Int?
         if let text = parameters.get("limit") {
-            guard let value = Int(text) else { throw StorekeeperError.invalidInput(field: "limit", "limit is a whole number") }
+            guard let value = Int(text) else { throw CoreError.invalidInput(field: "limit", "limit is a whole number") }
             limit = value
         }
         return try await integrations.deliveries(

@@ -38,7 +38,7 @@ enum MetricQuery {
                 excludeRefunded: try flag(parameter("excludeRefunded"), name: "excludeRefunded"))
             return (metric, request)
         } catch {
-            throw StorekeeperError.invalidInput(field: error.field, error.reason)
+            throw CoreError.invalidInput(field: error.field, error.reason)
         }
     }
 

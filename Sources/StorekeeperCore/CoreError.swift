@@ -2,8 +2,8 @@ import AppStore
 import Storage
 
 /// Every way a use case of the domain can fail, knowing nothing of HTTP. The server maps each case to a status and a
-/// stable code in one place (`StorekeeperError+HTTP.swift`); the command line prints `description`.
-public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
+/// stable code in one place (`StorekeeperServer/Errors/ErrorResponse.swift`); the command line prints `description`.
+public enum CoreError: Error, Sendable, CustomStringConvertible {
     /// No app has this id (or the caller may not know that it exists).
     case appNotFound(appId: String)
     /// Something else the request names does not exist in the app (a customer, a transaction).
@@ -31,7 +31,7 @@ public enum StorekeeperError: Error, Sendable, CustomStringConvertible {
     case internalError(String)
 
     /// Invalid input without a single field at fault.
-    public static func invalidInput(_ message: String) -> StorekeeperError { .invalidInput(field: nil, message) }
+    public static func invalidInput(_ message: String) -> CoreError { .invalidInput(field: nil, message) }
 
     public var description: String {
         switch self {
