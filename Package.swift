@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Experiments", targets: ["Experiments"]),
         .library(name: "Integrations", targets: ["Integrations"]),
         .library(name: "StorekeeperSDK", targets: ["StorekeeperSDK"]),
+        .library(name: "ResponseSigning", targets: ["ResponseSigning"]),
         .library(name: "StorekeeperStoreKit", targets: ["StorekeeperStoreKit"]),
         .library(name: "StorekeeperSDKTesting", targets: ["StorekeeperSDKTesting"]),
         .executable(name: "storekeeper", targets: ["storekeeper"]),
@@ -100,7 +101,17 @@ let package = Package(
         .target(name: "Experiments"),
         // The SDK apps embed: Foundation, Apple's models and the server's own engines (entitlements, assignment); no
         // crypto, no server packages.
-        .target(name: "StorekeeperSDK", dependencies: ["AppStoreModels", "Entitlements", "Experiments"]),
+        .target(
+            name: "StorekeeperSDK",
+            dependencies: [
+                "AppStoreModels", "Entitlements", "Experiments", "ResponseSigning",
+                // Ed25519 for the server's signatures: CryptoKit on Apple platforms, swift-crypto on Linux, where an app
+                // without the package's traits has none (and so verifies nothing).
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux], traits: ["Server", "SDKTesting"])),
+            ]
+        ),
+        // Signed answers: the message the server signs and the SDK checks, and the X-Signature header. Foundation only.
+        .target(name: "ResponseSigning"),
         // The StoreKit 2 adapter: every file is `#if canImport(StoreKit)`, so it is empty on Linux.
         .target(name: "StorekeeperStoreKit", dependencies: ["StorekeeperSDK"]),
         // A store for tests: the App Store simulator behind the SDK's StoreClient, signing real transactions.
@@ -147,6 +158,7 @@ let package = Package(
             name: "StorekeeperCore",
             dependencies: [
                 "AppStore",
+                "ResponseSigning",
                 "Entitlements",
                 "Storage",
                 "Analytics",
@@ -170,6 +182,7 @@ let package = Package(
             name: "StorekeeperServer",
             dependencies: [
                 "AppStore",
+                "ResponseSigning",
                 "Entitlements",
                 "Storage",
                 "Analytics",

@@ -8,7 +8,7 @@ python3 - <<'PY'
 import glob, re, sys
 missing = []
 for path in sorted(glob.glob("Sources/StorekeeperSDK/*.swift") + glob.glob("Sources/StorekeeperStoreKit/*.swift")
-                   + glob.glob("Sources/StorekeeperSDKTesting/*.swift")):
+                   + glob.glob("Sources/StorekeeperSDKTesting/*.swift") + glob.glob("Sources/ResponseSigning/*.swift")):
     lines = open(path, encoding="utf-8").read().split("\n")
     for number, line in enumerate(lines):
         if re.match(r"(@\w+(\(.*?\))?\s+)*(public|open)\s", line.strip()):

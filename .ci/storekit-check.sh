@@ -32,6 +32,7 @@ sdk="$out/sdk"
 module AppStoreModels "$sdk" -swift-version 6 Sources/AppStoreModels/*.swift $(find Sources/AppStoreModels -mindepth 2 -name '*.swift')
 module Entitlements "$sdk" -swift-version 6 $(find Sources/Entitlements -name '*.swift')
 module Experiments "$sdk" -swift-version 6 $(find Sources/Experiments -name '*.swift')
+module ResponseSigning "$sdk" -swift-version 6 $(find Sources/ResponseSigning -name '*.swift')
 module StorekeeperSDK "$sdk" -swift-version 6 $(find Sources/StorekeeperSDK -name '*.swift')
 
 adapter=$(find Sources/StorekeeperStoreKit -name '*.swift')

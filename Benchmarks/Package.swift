@@ -44,7 +44,8 @@ let package = Package(
             path: "Benchmarks/ExperimentsBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
-        // The SDK: a cold start to cached customer info, a cached read, the device's own entitlement computation.
+        // The SDK: a cold start to cached customer info, a cached read, the device's own entitlement computation, the
+        // check of a signed answer.
         .executableTarget(
             name: "SDKBenchmarks",
             dependencies: [
@@ -52,6 +53,8 @@ let package = Package(
                 .product(name: "StorekeeperSDK", package: "storekeeper"),
                 .product(name: "Entitlements", package: "storekeeper"),
                 .product(name: "AppStoreModels", package: "storekeeper"),
+                .product(name: "ResponseSigning", package: "storekeeper"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Benchmarks/SDKBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Server benchmarks, apart from `swift test`: the webhook's ingest throughput (signed notifications, verified and
 # committed) on SQLite and on PostgreSQL, and GET /v1/customers/{id} against the no-op /ping route, all with wrk over
-# loopback on this machine (wrk and the server share its cores: compare within one run).
+# loopback on this machine (wrk and the server share its cores: compare within one run); and the same reads with the
+# answers' signing off (STOREKEEPER_RESPONSE_SIGNING=false), for what signing costs.
 #
 #   Benchmarks/server.sh            # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite Benchmarks/server.sh
@@ -135,6 +136,14 @@ for database in $databases; do
     echo "[$database] GET /v1/customers/{id}: $(echo "$reads" | summary)"
     echo "[$database] GET /ping (plain route): $(echo "$plain" | summary)"
     rate_ratio "customer reads / plain route" "$reads" "$plain"
+    kill -TERM "$pid"
+    wait "$pid" || true
+    # What signing the answers costs: the same reads from the same database with STOREKEEPER_RESPONSE_SIGNING=false.
+    STOREKEEPER_RESPONSE_SIGNING=false start_server "$url" "$work/serve-$database-unsigned.log"
+    unsigned=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
+        -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
+    echo "[$database] GET /v1/customers/{id} unsigned: $(echo "$unsigned" | summary)"
+    rate_ratio "signed customer reads / unsigned" "$reads" "$unsigned"
     kill -TERM "$pid"
     wait "$pid" || true
     if [ "$database" = sqlite ]; then

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import Integrations
 import Logging
@@ -32,6 +33,8 @@ public struct StorekeeperCore: Sendable {
     let deliveryWorker: DeliveryWorker
     public let metrics: ServerMetrics
     public let settings: CoreSettings
+    /// Signs the customer API's answers; nil when `responseSigning` is off.
+    public let responseSigner: ResponseSigner?
     public let logger: Logger
     /// The server's clock (tests set it).
     public let clock: @Sendable () -> Date
@@ -68,13 +71,22 @@ public struct StorekeeperCore: Sendable {
             await database.close()
             throw error
         }
-        return StorekeeperCore(database: database, settings: settings, clock: clock, logger: logger, httpClient: httpClient)
+        let root: Curve25519.Signing.PrivateKey?
+        do {
+            root = settings.responseSigning ? try SigningRootKey.load(settings) : nil
+        } catch {
+            await database.close()
+            throw error
+        }
+        return StorekeeperCore(
+            database: database, settings: settings, clock: clock, logger: logger, httpClient: httpClient, signingRoot: root)
     }
 
-    /// The core on an open, migrated database.
+    /// The core on an open, migrated database. `signingRoot` signs the customer API's answers; nil makes a key for
+    /// this process alone (tests), unless `responseSigning` is off.
     public init(
         database: StorageDatabase, settings: CoreSettings, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
-        httpClient: HTTPClient? = .shared
+        httpClient: HTTPClient? = .shared, signingRoot: Curve25519.Signing.PrivateKey? = nil
     ) {
         let metrics = ServerMetrics()
         let apps = AppRegistry(database: database, ttl: settings.cacheTTL, clock: clock)
@@ -114,6 +126,9 @@ public struct StorekeeperCore: Sendable {
         self.experimentResults = ExperimentResultsReader(database: database, clock: clock)
         self.metrics = metrics
         self.settings = settings
+        self.responseSigner =
+            settings.responseSigning
+            ? ResponseSigner(root: signingRoot ?? Curve25519.Signing.PrivateKey(), rotation: settings.signingRotation) : nil
         self.logger = logger
         self.clock = clock
     }

@@ -1,6 +1,7 @@
 import Entitlements
 import Experiments
 import Foundation
+import ResponseSigning
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -33,6 +34,17 @@ public struct URLSessionTransport: HTTPTransport {
 struct APIClient: Sendable {
     let configuration: Storekeeper.Configuration
     let transport: any HTTPTransport
+    /// Checks the server's signatures: nil when verification is off, or informational without a signing key.
+    let verifier: ResponseVerifier?
+
+    init(configuration: Storekeeper.Configuration, transport: any HTTPTransport) {
+        self.configuration = configuration
+        self.transport = transport
+        switch (configuration.verification, configuration.signingKey) {
+        case (.disabled, _), (.informational, nil): verifier = nil
+        case (_, let key): verifier = ResponseVerifier(signingKey: key ?? "")
+        }
+    }
 
     static let decoder = JSONDecoder()
     /// The code of a `StorekeeperError.server` for a success whose body does not decode.
@@ -46,15 +58,23 @@ struct APIClient: Sendable {
     /// A customer read: new info, or the cached one still current (304).
     enum Fetched: Sendable {
         case info(CustomerInfo, etag: String?)
-        case notModified
+        /// The cached answer is still current; the 304's own verification (its signature covers the ETag).
+        case notModified(CustomerInfo.Verification)
     }
 
     func customer(_ appUserId: String, etag: String?) async throws(StorekeeperError) -> Fetched {
         var request = request("GET", "v1/customers", appUserId)
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
-        let (data, response) = try await send(request)
-        if response.statusCode == 304 { return .notModified }
-        return .info(try decode(CustomerInfo.self, data), etag: response.value(forHTTPHeaderField: "ETag"))
+        let answer = try await send(request)
+        if answer.response.statusCode == 304 { return .notModified(answer.verification) }
+        return .info(try customerInfo(answer), etag: answer.response.value(forHTTPHeaderField: "ETag"))
+    }
+
+    /// The customer info of an answer, marked with how it verified.
+    private func customerInfo(_ answer: Answer) throws(StorekeeperError) -> CustomerInfo {
+        var info = try decode(CustomerInfo.self, answer.data)
+        info.verification = answer.verification
+        return info
     }
 
     struct PostedTransaction: Encodable { var signedTransaction: String }
@@ -64,7 +84,7 @@ struct APIClient: Sendable {
         var request = request("POST", "v1/customers", appUserId, "transactions")
         request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         request.httpBody = try encode(PostedTransaction(signedTransaction: jws))
-        return try decode(CustomerInfo.self, try await send(request).0)
+        return try customerInfo(try await send(request))
     }
 
     struct AliasBody: Encodable { var alias: String }
@@ -73,19 +93,19 @@ struct APIClient: Sendable {
     func alias(_ alias: String, of appUserId: String) async throws(StorekeeperError) -> CustomerInfo {
         var request = request("POST", "v1/customers", appUserId, "alias")
         request.httpBody = try encode(AliasBody(alias: alias))
-        return try decode(CustomerInfo.self, try await send(request).0)
+        return try customerInfo(try await send(request))
     }
 
     func catalog(app appId: String) async throws(StorekeeperError) -> Catalog {
-        try decode(Catalog.self, try await send(request("GET", "v1/apps", appId, "catalog")).0)
+        try decode(Catalog.self, try await send(request("GET", "v1/apps", appId, "catalog")).data)
     }
 
     func definitions(app appId: String) async throws(StorekeeperError) -> ExperimentDefinitionSet {
-        try decode(ExperimentDefinitionSet.self, try await send(request("GET", "v1/apps", appId, "experiments", "definitions")).0)
+        try decode(ExperimentDefinitionSet.self, try await send(request("GET", "v1/apps", appId, "experiments", "definitions")).data)
     }
 
     func placement(_ placementId: String, for appUserId: String) async throws(StorekeeperError) -> Placement {
-        try decode(Placement.self, try await send(request("GET", "v1/customers", appUserId, "placements", placementId)).0)
+        try decode(Placement.self, try await send(request("GET", "v1/customers", appUserId, "placements", placementId)).data)
     }
 
     struct OfferBody: Encodable {
@@ -96,7 +116,7 @@ struct APIClient: Sendable {
     func promotionalOffer(_ offer: OfferBody, for appUserId: String) async throws(StorekeeperError) -> PromotionalOfferSignature {
         var request = request("POST", "v1/customers", appUserId, "offers", "promotional")
         request.httpBody = try encode(offer)
-        return try decode(PromotionalOfferSignature.self, try await send(request).0)
+        return try decode(PromotionalOfferSignature.self, try await send(request).data)
     }
 
     struct ExposureBody: Encodable {
@@ -141,8 +161,20 @@ struct APIClient: Sendable {
         var error: Detail
     }
 
-    /// Sends; a 2xx or 304 answer is returned, anything else becomes the error it is.
-    private func send(_ request: URLRequest) async throws(StorekeeperError) -> (Data, HTTPURLResponse) {
+    /// An answer the SDK reads, and how its signature verified.
+    struct Answer {
+        var data: Data
+        var response: HTTPURLResponse
+        var verification: CustomerInfo.Verification
+    }
+
+    /// Sends (with a new nonce when answers are verified); a 2xx or 304 answer is returned, anything else becomes the
+    /// error it is. An answer whose signature fails is `verificationFailed` in `enforced` mode, and marked `failed`
+    /// (and logged) in `informational` mode.
+    private func send(_ request: URLRequest) async throws(StorekeeperError) -> Answer {
+        var request = request
+        let nonce = verifier.map { _ in ResponseVerifier.nonce() }
+        if let nonce { request.setValue(nonce, forHTTPHeaderField: SignatureHeaders.nonce) }
         let data: Data
         let response: HTTPURLResponse
         do {
@@ -151,7 +183,16 @@ struct APIClient: Sendable {
             throw .network("\(request.httpMethod ?? "") \(request.url?.path ?? ""): \(error.localizedDescription)")
         }
         let status = response.statusCode
-        if (200..<300).contains(status) || status == 304 { return (data, response) }
+        if (200..<300).contains(status) || status == 304 {
+            guard let verifier else { return Answer(data: data, response: response, verification: .notRequested) }
+            guard let failure = verifier.failure(nonce: nonce, url: request.url, response: response, body: data) else {
+                return Answer(data: data, response: response, verification: .verified)
+            }
+            let what = "\(request.httpMethod ?? "") \(ResponseVerifier.signedPath(of: request.url))"
+            if configuration.verification == .enforced { throw .verificationFailed("\(what): \(failure)") }
+            configuration.log("the answer to \(what) failed verification: \(failure)")
+            return Answer(data: data, response: response, verification: .failed)
+        }
         let body = try? Self.decoder.decode(ErrorBody.self, from: data)
         let code = body?.error.code ?? "http_\(status)"
         let message = body?.error.message ?? HTTPURLResponse.localizedString(forStatusCode: status)

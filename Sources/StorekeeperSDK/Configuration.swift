@@ -31,6 +31,12 @@ extension Storekeeper {
         public var transport: (any HTTPTransport)?
         /// Where time comes from: a monotonic clock for the server time's advance, the wall clock only for backoff.
         public var clock: SDKClock = .system
+        /// The root public key the server signs with (`storekeeper keys signing` prints it, base64): with it, every
+        /// answer's signature is checked (README "Answers the device can trust").
+        public var signingKey: String?
+        /// What a failed signature does: `informational` (the default) marks the answer `failed` and the app decides;
+        /// `enforced` makes it an error and keeps the cached answer; `disabled` checks nothing.
+        public var verification: VerificationMode = .informational
         /// Where the SDK's messages go (a group the split test's enum does not know, a purchase kept for a retry …).
         public var log: @Sendable (String) -> Void = { _ in }
 
@@ -40,5 +46,15 @@ extension Storekeeper {
             self.baseURL = baseURL
             self.appUserId = appUserId
         }
+    }
+
+    /// How the SDK treats the server's signatures.
+    public enum VerificationMode: String, Sendable, Hashable {
+        /// Nothing is checked: every answer is `notRequested`.
+        case disabled
+        /// Answers are checked when a `signingKey` is configured; one that fails is marked `failed` and still used.
+        case informational
+        /// Answers are checked; one that fails is the error `verificationFailed`, and the cached answer stays.
+        case enforced
     }
 }

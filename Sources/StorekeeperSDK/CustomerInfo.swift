@@ -33,6 +33,25 @@ public struct CustomerInfo: Sendable, Codable {
     public var transferred: Bool
     /// Who computed it: the server, or this device while the server could not be reached.
     public var source: Source
+    /// Whether the answer's signature was checked, and how that went (README "Answers the device can trust").
+    public internal(set) var verification: Verification = .notRequested
+
+    /// How far an answer can be trusted to be the server's.
+    public enum Verification: String, Sendable, Codable, Hashable {
+        /// Not checked: verification is off, or no signing key is configured.
+        case notRequested
+        /// Signed by the server for this very request (its nonce, path and time).
+        case verified
+        /// Computed on this device by the entitlement engine from StoreKit's signed transactions.
+        case verifiedOnDevice
+        /// The signature is missing, broken, for another request or from another key: do not trust it.
+        case failed
+    }
+
+    /// How long after a verified answer arrived its server time alone tells the time: three days. After that (and for
+    /// an answer that failed verification) the device's clock counts too, when it is later: a clock set back then
+    /// extends nothing.
+    static let serverTimeTrusted: Int64 = 3 * 86_400_000
     /// The entitlement engine's state, which the public properties read (the server's and the SDK's own engine).
     package var state: CustomerState
 
@@ -40,6 +59,8 @@ public struct CustomerInfo: Sendable, Codable {
     var receivedAt: Duration = .zero
     /// The monotonic clock `receivedAt` is on.
     var monotonic: (@Sendable () -> Duration)?
+    /// The device's wall clock, read only as the verification rules say (see `nowMilliseconds`).
+    var wall: (@Sendable () -> Date)?
 
     /// The server's time now: `requestDate` advanced by the monotonic time since the answer arrived. The device's wall
     /// clock, which the user can set, is never read.
@@ -47,9 +68,20 @@ public struct CustomerInfo: Sendable, Codable {
         Date(timeIntervalSince1970: Double(nowMilliseconds) / 1000)
     }
 
+    /// Server time now. A verified answer's time, advanced by the monotonic clock, is trusted alone for three days;
+    /// after that, and for an answer that failed verification, the later of it and the device's clock. An answer that
+    /// was not checked (no signing key) keeps to server time, as before verification existed.
     var nowMilliseconds: Int64 {
         guard let monotonic else { return requestMilliseconds }
-        return requestMilliseconds + max(0, (monotonic() - receivedAt).milliseconds)
+        let elapsed = max(0, (monotonic() - receivedAt).milliseconds)
+        let serverNow = requestMilliseconds + elapsed
+        guard let wall else { return serverNow }
+        let device = Int64(wall().timeIntervalSince1970 * 1000)
+        switch verification {
+        case .notRequested: return serverNow
+        case .verified, .verifiedOnDevice: return elapsed > Self.serverTimeTrusted ? max(serverNow, device) : serverNow
+        case .failed: return max(serverNow, device)
+        }
     }
 
     /// Whether the entitlement is active now: the server said so, and it has not expired since (by server time).
@@ -88,7 +120,7 @@ public struct CustomerInfo: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case appUserId, appId, appAccountToken, environment, requestDate, transferred, source
+        case appUserId, appId, appAccountToken, environment, requestDate, transferred, source, verification
     }
 
     /// Reads the server's customer answer (or the SDK's cache of one).
@@ -101,6 +133,8 @@ public struct CustomerInfo: Sendable, Codable {
         requestMilliseconds = try c.decode(Int64.self, forKey: .requestDate)
         transferred = try c.decodeIfPresent(Bool.self, forKey: .transferred) ?? false
         source = try c.decodeIfPresent(Source.self, forKey: .source) ?? .server
+        // Only the SDK's own cache carries it; `APIClient` sets it on every answer from the server, whatever it says.
+        verification = try c.decodeIfPresent(Verification.self, forKey: .verification) ?? .notRequested
         // The server writes the engine's state beside these fields, in the same object.
         state = try CustomerState(from: decoder)
     }
@@ -116,6 +150,7 @@ public struct CustomerInfo: Sendable, Codable {
         try c.encode(requestMilliseconds, forKey: .requestDate)
         try c.encode(transferred, forKey: .transferred)
         try c.encode(source, forKey: .source)
+        try c.encode(verification, forKey: .verification)
     }
 
     init(

@@ -34,11 +34,12 @@ enum OfflineEntitlements {
 /// The device's entitlement computation, keeping each transaction's decoded payload: decoding (Foundation's JSON
 /// decoder) costs several times what the engine does, and offline the same transactions are evaluated again at every
 /// read. At most `limit` payloads are kept.
-package final class DeviceEntitlements: Sendable {
+@_spi(Benchmarks) public final class DeviceEntitlements: Sendable {
     private let decoded = Locked<[String: JWSTransactionDecodedPayload]>([:])
     private let limit: Int
 
-    package init(limit: Int = 2_000) {
+    /// A computation that keeps at most `limit` decoded payloads.
+    public init(limit: Int = 2_000) {
         self.limit = limit
     }
 
@@ -63,7 +64,7 @@ package final class DeviceEntitlements: Sendable {
 
     /// The entitlement engine's state of signed transactions at `now`, as the SDK computes it when the server cannot
     /// be reached (the transactions are decoded, not verified).
-    package func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
+    public func state(of transactions: [StoreTransaction], catalog: Catalog, now: Date) -> CustomerState {
         OfflineEntitlements.state(
             of: payloads(of: transactions), catalog: catalog, now: Int64((now.timeIntervalSince1970 * 1000).rounded()))
     }

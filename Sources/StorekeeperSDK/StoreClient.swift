@@ -10,13 +10,17 @@ public struct StoreTransaction: Sendable, Hashable, Codable {
     public var productId: String
     /// StoreKit 2's `jwsRepresentation`: what the server verifies.
     public var jwsRepresentation: String
+    /// Whether the store checked Apple's signature on the device (StoreKit's `VerificationResult.verified`); nil when
+    /// not known. An answer computed on the device is `verifiedOnDevice` only when every transaction in it was.
+    public var verifiedByStore: Bool?
 
     /// A transaction as the store handed it over.
-    public init(id: String, originalId: String, productId: String, jwsRepresentation: String) {
+    public init(id: String, originalId: String, productId: String, jwsRepresentation: String, verifiedByStore: Bool? = nil) {
         self.id = id
         self.originalId = originalId
         self.productId = productId
         self.jwsRepresentation = jwsRepresentation
+        self.verifiedByStore = verifiedByStore
     }
 }
 

@@ -63,6 +63,7 @@ public final class Storekeeper: Sendable {
         // A relaunch restarts the monotonic clock: the cached answer's server time counts from now.
         cachedCustomer?.info.receivedAt = now
         cachedCustomer?.info.monotonic = configuration.clock.monotonic
+        cachedCustomer?.info.wall = configuration.clock.wall
         self.cached = Locked(cachedCustomer)
         self.serverTime = Locked(cachedCustomer.map { ($0.info.requestMilliseconds, now) })
         self.catalog = Locked(
@@ -204,6 +205,7 @@ public final class Storekeeper: Sendable {
         var customer = customer
         customer.info.receivedAt = configuration.clock.monotonic()
         customer.info.monotonic = configuration.clock.monotonic
+        customer.info.wall = configuration.clock.wall
         return customer
     }
 
@@ -277,13 +279,18 @@ public final class Storekeeper: Sendable {
         case .info(let info, let etag):
             accept(info, etag: etag)
             return serverInfo ?? info
-        case .notModified:
+        case .notModified(let verification):
             guard var customer = cached.current, customer.info.appUserId == appUserId else {
                 throw .server(status: 304, code: "not_modified", message: "304 for an answer that is not cached", permanent: false)
             }
-            // Nothing changed since the cached answer; its server time moves on by the monotonic clock.
+            // Nothing changed since the cached answer; its server time moves on by the monotonic clock. A 304 signed for
+            // this request vouches again for the answer its ETag names (verified when it came); one that failed does not.
             customer.info.requestMilliseconds = customer.info.nowMilliseconds
             customer.info.receivedAt = configuration.clock.monotonic()
+            switch verification {
+            case .failed, .notRequested: customer.info.verification = verification
+            case .verified, .verifiedOnDevice: break  // the cached answer keeps the verification it came with
+            }
             cached.withLock { $0 = customer }
             noteServerTime(customer.info.requestMilliseconds)
             return customer.info
@@ -295,6 +302,7 @@ public final class Storekeeper: Sendable {
         var info = answer
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic
+        info.wall = configuration.clock.wall
         noteServerTime(info.requestMilliseconds)
         guard info.appUserId == appUserId else { return }
         let customer = CachedCustomer(info: info, etag: etag)
@@ -347,8 +355,17 @@ public final class Storekeeper: Sendable {
             appUserId: appUserId, appId: known?.appId, appAccountToken: known?.appAccountToken,
             environment: environment ?? .production, requestMilliseconds: now, source: .device,
             state: OfflineEntitlements.state(of: payloads, renewals: renewals, catalog: catalog, now: now))
+        // The engine's answer from what StoreKit signed: verified on the device when StoreKit checked every transaction,
+        // failed when it found one that does not verify, not known otherwise (or with verification off).
+        let checks = transactions.values.map(\.verifiedByStore)
+        if configuration.verification == .disabled || checks.contains(nil) {
+            info.verification = .notRequested
+        } else {
+            info.verification = checks.contains(false) ? .failed : .verifiedOnDevice
+        }
         info.receivedAt = configuration.clock.monotonic()
         info.monotonic = configuration.clock.monotonic
+        info.wall = configuration.clock.wall
         computed.withLock { $0 = info }
         updates.publish(info)
         return info

@@ -22,6 +22,9 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
     /// The promotional offer could not be applied (a signature that is not base64, a timestamp this device cannot
     /// pass, an offer StoreKit refused): nothing was bought, so the customer is never charged more than they were shown.
     case invalidOffer(String)
+    /// The answer's signature did not verify, in `enforced` verification mode: something between the app and the
+    /// server changed or replayed it, or it is not the configured server. The cached answer is kept.
+    case verificationFailed(String)
     /// Nothing is known: the server cannot be reached and nothing was cached to answer from.
     case unavailable(String)
 
@@ -37,6 +40,7 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
         case .purchaseCancelled: "The purchase was cancelled."
         case .purchasePending: "The purchase is waiting for approval."
         case .invalidOffer(let message): "The offer could not be applied, and nothing was bought: \(message)"
+        case .verificationFailed(let message): "The server's answer failed verification: \(message)"
         case .unavailable(let message): message
         }
     }
@@ -49,7 +53,9 @@ public enum StorekeeperError: Error, Sendable, Hashable, CustomStringConvertible
         switch self {
         case .network, .throttled: true
         case .server(let status, _, _, let permanent): !permanent && (status == 429 || status == 408 || status >= 500)
-        case .invalidKey, .conflict, .store, .unavailable, .purchaseCancelled, .purchasePending, .invalidOffer: false
+        case .invalidKey, .conflict, .store, .unavailable, .purchaseCancelled, .purchasePending, .invalidOffer,
+            .verificationFailed:
+            false
         }
     }
 

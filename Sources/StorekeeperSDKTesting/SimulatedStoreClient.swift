@@ -102,7 +102,7 @@ public final class SimulatedStoreClient: StoreClient {
                 originals.contains(original) || state.model.originalTransactionId(of: id).map(originals.contains) == true
             else { continue }
             let transaction = StoreTransaction(
-                id: id, originalId: original, productId: signed.value.productId ?? "", jwsRepresentation: signed.jws)
+                id: id, originalId: original, productId: signed.value.productId ?? "", jwsRepresentation: signed.jws, verifiedByStore: true)
             state.handedOver[id] = transaction
             state.unfinished[id] = transaction
             found.append(transaction)
@@ -137,7 +137,8 @@ public final class SimulatedStoreClient: StoreClient {
                 if let expires = payload.expiresDate?.millisecondsSince1970, expires <= state.model.now { continue }
                 let purchased = payload.purchaseDate?.millisecondsSince1970 ?? 0
                 let current = StoreTransaction(
-                    id: transaction.id, originalId: transaction.originalId, productId: transaction.productId, jwsRepresentation: signed.jws)
+                    id: transaction.id, originalId: transaction.originalId, productId: transaction.productId, jwsRepresentation: signed.jws,
+                    verifiedByStore: true)
                 if let known = latest[transaction.originalId], known.1 >= purchased { continue }
                 latest[transaction.originalId] = (current, purchased)
             }
@@ -172,7 +173,8 @@ public final class SimulatedStoreClient: StoreClient {
                     let signed = state.model.transactions[id]
                 else { return .failure(.store("the simulator signed no transaction for '\(productId)'")) }
                 let transaction = StoreTransaction(
-                    id: id, originalId: signed.value.originalTransactionId ?? id, productId: productId, jwsRepresentation: signed.jws)
+                    id: id, originalId: signed.value.originalTransactionId ?? id, productId: productId, jwsRepresentation: signed.jws,
+                    verifiedByStore: true)
                 state.handedOver[id] = transaction
                 state.unfinished[id] = transaction
                 return .success(.purchased(transaction))
@@ -206,7 +208,8 @@ public final class SimulatedStoreClient: StoreClient {
             return statuses.filter { groups.contains($0.group) }.flatMap(\.items).map { item in
                 let transaction = StoreTransaction(
                     id: item.transactionId, originalId: item.originalTransactionId,
-                    productId: model.transactions[item.transactionId]?.value.productId ?? "", jwsRepresentation: item.transaction)
+                    productId: model.transactions[item.transactionId]?.value.productId ?? "", jwsRepresentation: item.transaction,
+                    verifiedByStore: true)
                 return StoreSubscriptionStatus(transaction: transaction, renewalInfo: item.renewalInfo)
             }
         }

@@ -46,12 +46,16 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
         .addRoutes(analytics.appRoutes)
         .addRoutes(IntegrationController(core: core).routes)
         .addRoutes(experiments.adminRoutes)
-    router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: CustomerContext.self)
-        .addRoutes(experiments.appRoutes)
-        .addRoutes(appAdmin.publicRoutes)
-    router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
-        .addRoutes(customers.customerRoutes)
-        .addRoutes(experiments.customerRoutes)
+    // What an app reads and posts with its public key is signed (README "Answers the device can trust").
+    let appGroup = router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: CustomerContext.self)
+    let customerGroup = router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
+    if let signer = core.responseSigner {
+        let now: @Sendable () -> Int64 = { core.now }
+        appGroup.add(middleware: ResponseSigningMiddleware<CustomerContext>(signer: signer, now: now))
+        customerGroup.add(middleware: ResponseSigningMiddleware<CustomerContext>(signer: signer, now: now))
+    }
+    appGroup.addRoutes(experiments.appRoutes).addRoutes(appAdmin.publicRoutes)
+    customerGroup.addRoutes(customers.customerRoutes).addRoutes(experiments.customerRoutes)
     router.group().add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(customers.adminRoutes)
         .addRoutes(analytics.rateRoutes)

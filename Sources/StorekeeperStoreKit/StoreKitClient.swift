@@ -43,14 +43,20 @@
             handedOver.withLock { $0[id] = transaction }
             return StoreTransaction(
                 id: id, originalId: String(transaction.originalID), productId: transaction.productID,
-                jwsRepresentation: result.jwsRepresentation)
+                jwsRepresentation: result.jwsRepresentation, verifiedByStore: Self.isVerified(result))
         }
 
         static func describe(_ result: VerificationResult<Transaction>) -> StoreTransaction {
             let transaction = result.unsafePayloadValue
             return StoreTransaction(
                 id: String(transaction.id), originalId: String(transaction.originalID), productId: transaction.productID,
-                jwsRepresentation: result.jwsRepresentation)
+                jwsRepresentation: result.jwsRepresentation, verifiedByStore: isVerified(result))
+        }
+
+        /// Whether StoreKit checked Apple's signature on the device.
+        static func isVerified(_ result: VerificationResult<Transaction>) -> Bool {
+            if case .verified = result { return true }
+            return false
         }
 
         /// `Transaction.updates`, each transaction kept until the SDK finishes it.

@@ -37,7 +37,7 @@ struct DatabaseOptions: ParsableArguments {
         }
         return ConfigReader(providers: [
             InMemoryProvider(name: "arguments", values: values),
-            EnvironmentVariablesProvider(secretsSpecifier: .specific(["STOREKEEPER_DATABASE_URL"])),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["STOREKEEPER_DATABASE_URL", "STOREKEEPER_SIGNING_KEY"])),
         ])
     }
 

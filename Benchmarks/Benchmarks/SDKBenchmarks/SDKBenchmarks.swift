@@ -1,8 +1,10 @@
 import AppStoreModels
 import Benchmark
+import Crypto
 import Entitlements
 import Foundation
-import StorekeeperSDK
+import ResponseSigning
+@_spi(Benchmarks) import StorekeeperSDK
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -136,5 +138,61 @@ nonisolated(unsafe) let benchmarks = {
         for _ in benchmark.scaledIterations {
             blackHole(device.state(of: transactions, catalog: catalog, now: now))
         }
+    }
+
+    // A signed customer answer as the SDK checks it (README "Answers the device can trust"): the first check of an
+    // intermediate key verifies the root's signature too; later answers from the same intermediate only their own.
+    let signed = SignedAnswer.make()
+    Benchmark("SDK signed answer check, intermediate known") { benchmark in
+        let verifier = ResponseVerifier(signingKey: signed.rootKey)
+        blackHole(verifier.failure(nonce: signed.nonce, url: signed.url, response: signed.response, body: signed.body))
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(verifier.failure(nonce: signed.nonce, url: signed.url, response: signed.response, body: signed.body))
+        }
+        benchmark.stopMeasurement()
+    }
+    Benchmark("SDK signed answer check, new intermediate") { benchmark in
+        for _ in benchmark.scaledIterations {
+            let verifier = ResponseVerifier(signingKey: signed.rootKey)
+            blackHole(verifier.failure(nonce: signed.nonce, url: signed.url, response: signed.response, body: signed.body))
+        }
+    }
+}
+
+/// One customer answer signed as the server signs it.
+struct SignedAnswer: @unchecked Sendable {
+    // @unchecked: HTTPURLResponse is an immutable reference here (made once, only read by the benchmarks).
+    var rootKey: String
+    var nonce: String
+    var url: URL
+    var response: HTTPURLResponse
+    var body: Data
+
+    static func make() -> SignedAnswer {
+        let root = Curve25519.Signing.PrivateKey()
+        let intermediate = Curve25519.Signing.PrivateKey()
+        let publicKey = Array(intermediate.publicKey.rawRepresentation)
+        let expiresAt = CannedServer.requestDate + 86_400_000
+        let nonce = Data(repeating: 7, count: 12).base64EncodedString()
+        let url = URL(fileURLWithPath: "/v1/customers/user-42")
+        let message = SignedMessage(
+            nonce: nonce, path: "/v1/customers/user-42", requestTime: CannedServer.requestDate, etag: "\"bench\"",
+            body: Array(CannedServer.body))
+        let rootSignature =
+            (try? root.signature(for: IntermediateKeySignature.statement(publicKey: publicKey, expiresAt: expiresAt))) ?? Data()
+        let signature = (try? intermediate.signature(for: message.bytes)) ?? Data()
+        let header = IntermediateKeySignature(
+            publicKey: publicKey, expiresAt: expiresAt, rootSignature: Array(rootSignature), signature: Array(signature))
+        let response =
+            HTTPURLResponse(
+                url: url, statusCode: 200, httpVersion: nil,
+                headerFields: [
+                    "ETag": "\"bench\"", SignatureHeaders.signature: header.headerValue,
+                    SignatureHeaders.requestTime: String(CannedServer.requestDate),
+                ]) ?? HTTPURLResponse()
+        return SignedAnswer(
+            rootKey: root.publicKey.rawRepresentation.base64EncodedString(), nonce: nonce, url: url, response: response,
+            body: CannedServer.body)
     }
 }

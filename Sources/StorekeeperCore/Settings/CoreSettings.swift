@@ -28,6 +28,10 @@ public struct CoreSettings: Sendable {
         public static let allowPrivateWebhooks = "storekeeper.allow.private.webhooks"
         public static let deliveryLease = "storekeeper.delivery.lease"
         public static let deliveryYield = "storekeeper.delivery.yield"
+        public static let signingKey = "storekeeper.signing.key"
+        public static let signingKeyFile = "storekeeper.signing.key.file"
+        public static let signingRotation = "storekeeper.signing.rotation"
+        public static let responseSigning = "storekeeper.response.signing"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -51,6 +55,15 @@ public struct CoreSettings: Sendable {
     /// quietens. 0 delivers at full pace whatever ingest is doing. Ten: at three, `Benchmarks/outbox.sh` once measured a
     /// saturated PostgreSQL server's ingest time 1.21 times as long with an enabled destination; at ten, 1.08.
     public var deliveryYield: Double = 10
+    /// The root signing key's private half, base64 (`STOREKEEPER_SIGNING_KEY`); nil: the key file.
+    public var signingKey: String?
+    /// The root signing key's file; nil: `storekeeper-signing.key` beside the SQLite database (`SigningRootKey`).
+    public var signingKeyFile: String?
+    /// How long one intermediate signing key signs before the next replaces it: a day.
+    public var signingRotation: Duration = .seconds(86_400)
+    /// Whether the customer API's answers are signed (README "Answers the device can trust"). Off only to measure
+    /// what signing costs: an app in `enforced` mode refuses unsigned answers.
+    public var responseSigning = true
 
     /// The defaults.
     public init() {}
@@ -83,6 +96,13 @@ public struct CoreSettings: Sendable {
             }
             deliveryYield = value
         }
+        signingKey = reader.string(forKey: ConfigKey(Key.signingKey), isSecret: true)
+        signingKeyFile = reader.string(forKey: ConfigKey(Key.signingKeyFile))
+        if let seconds = try Self.seconds(reader, Key.signingRotation) {
+            guard seconds >= 60 else { throw SettingError(key: Key.signingRotation, "at least 60 seconds") }
+            signingRotation = .seconds(seconds)
+        }
+        responseSigning = try Self.flag(reader, Key.responseSigning, default: responseSigning)
     }
 
     /// A whole number of seconds ≥ 0, if the key is set.

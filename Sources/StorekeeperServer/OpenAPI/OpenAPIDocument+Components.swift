@@ -35,6 +35,14 @@ extension OpenAPIDocument {
                     headers: [
                         "ETag": .b(.init(schema: .string, description: "The state's version, for If-None-Match.")),
                         "Cache-Control": .b(.init(schema: .string, description: "max-age never passes nextChangeAt.")),
+                        "X-Signature": .b(
+                            .init(
+                                schema: .string,
+                                description:
+                                    "The server's Ed25519 signature over the request's X-Nonce, the path, X-Request-Time, the ETag and the "
+                                    + "body, with the intermediate key the root key vouches for (README \"Answers the device can trust\").")
+                        ),
+                        "X-Request-Time": .b(.init(schema: .string, description: "The server's time when it signed, in ms since 1970.")),
                     ],
                     content: [.json: .content(.init(schema: .reference(.component(named: "Customer"))))]),
                 "Events": .response(

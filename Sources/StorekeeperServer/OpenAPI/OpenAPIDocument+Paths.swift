@@ -146,6 +146,10 @@ extension OpenAPIDocument {
                     parameters: [
                         parameter("AppUserId"), parameter("Environment"),
                         .parameter(.init(name: "If-None-Match", context: .header(schema: .string))),
+                        .parameter(
+                            .init(
+                                name: "X-Nonce", context: .header(schema: .string(pattern: "^[A-Za-z0-9+/]{16}$")),
+                                description: "12 random bytes, base64: the signed answer is bound to it (the SDK sends one per request).")),
                     ],
                     responses: merged(
                         [200: .reference(.component(named: "Customer")), 304: .response(description: "Not modified.")], customerErrors))),
