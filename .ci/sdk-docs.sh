@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The SDK's public surface is documented: every public or open declaration of the SDK's targets has a `///` comment
-# (attributes between them allowed), and DocC builds the SDK's documentation from its symbol graph without a warning
-# about a missing or broken symbol link.
+# (attributes between them allowed), and DocC builds the SDK's documentation from its symbol graph, warnings as errors
+# (swift-symbolgraph-extract on the debug build's module, then the toolchain's `docc convert`: what
+# `swift package generate-documentation` does, without adding the plugin to every app's dependencies). Run after a
+# debug build of the SDK (CI: after `swift test`); SDK_DOCS=<folder> keeps the site.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 - <<'PY'
@@ -22,3 +24,11 @@ if missing:
     sys.exit(1)
 print("sdk docs: every public declaration of the SDK's targets is documented")
 PY
+out=${SDK_DOCS:-$(mktemp -d)}
+graphs=$(mktemp -d)
+trap 'rm -rf "$graphs"; [ -n "${SDK_DOCS:-}" ] || rm -rf "$out"' EXIT
+swift-symbolgraph-extract -module-name StorekeeperSDK -I .build/debug/Modules -target "$(uname -m)-unknown-linux-gnu" \
+    -output-dir "$graphs" -minimum-access-level public
+docc convert --additional-symbol-graph-dir "$graphs" --fallback-display-name StorekeeperSDK \
+    --fallback-bundle-identifier storekeeper.StorekeeperSDK --output-path "$out" --warnings-as-errors > /dev/null
+echo "sdk docs: DocC built $(ls "$out/data/documentation/storekeepersdk" | wc -l) pages of StorekeeperSDK's documentation"

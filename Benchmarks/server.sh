@@ -130,7 +130,7 @@ for database in $databases; do
     ingest=$(PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore")
     echo "[$database] ingest (POST webhook, new signed notifications): $(echo "$ingest" | summary)"
-    reads=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
+    reads=$(NONCE=1 USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
     plain=$(load -d"${duration}s" --latency "http://127.0.0.1:$port/ping")
     echo "[$database] GET /v1/customers/{id}: $(echo "$reads" | summary)"
@@ -140,7 +140,7 @@ for database in $databases; do
     wait "$pid" || true
     # What signing the answers costs: the same reads from the same database with STOREKEEPER_RESPONSE_SIGNING=false.
     STOREKEEPER_RESPONSE_SIGNING=false start_server "$url" "$work/serve-$database-unsigned.log"
-    unsigned=$(USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
+    unsigned=$(NONCE=1 USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
     echo "[$database] GET /v1/customers/{id} unsigned: $(echo "$unsigned" | summary)"
     rate_ratio "signed customer reads / unsigned" "$reads" "$unsigned"
