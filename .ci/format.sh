@@ -4,7 +4,7 @@
 #   .ci/format.sh --fix    # rewrites the files in place
 set -euo pipefail
 cd "$(dirname "$0")/.."
-paths=(Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources Samples/App/Package.swift Samples/App/Sources Samples/App/Tests)
+paths=(Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources Samples/App/Package.swift Samples/App/Sources)
 if [ "${1:-}" = "--fix" ]; then
     swift format format --in-place --recursive --parallel "${paths[@]}"
 else
