@@ -142,7 +142,7 @@ nonisolated(unsafe) let benchmarks = {
 
     // A signed customer answer as the SDK checks it (README "Answers the device can trust"): the first check of an
     // intermediate key verifies the root's signature too; later answers from the same intermediate only their own.
-    let signed = SignedAnswer.make()
+    guard let signed = SignedAnswer.make() else { return }
     Benchmark("SDK signed answer check, intermediate known") { benchmark in
         let verifier = ResponseVerifier(signingKey: signed.rootKey)
         blackHole(verifier.failure(nonce: signed.nonce, url: signed.url, response: signed.response, body: signed.body))
@@ -169,7 +169,8 @@ struct SignedAnswer: @unchecked Sendable {
     var response: HTTPURLResponse
     var body: Data
 
-    static func make() -> SignedAnswer {
+    /// The answer, or nil if Foundation will not make the response (it always does for these fields).
+    static func make() -> SignedAnswer? {
         let root = Curve25519.Signing.PrivateKey()
         let intermediate = Curve25519.Signing.PrivateKey()
         let publicKey = Array(intermediate.publicKey.rawRepresentation)
@@ -184,13 +185,14 @@ struct SignedAnswer: @unchecked Sendable {
         let signature = (try? intermediate.signature(for: message.bytes)) ?? Data()
         let header = IntermediateKeySignature(
             publicKey: publicKey, expiresAt: expiresAt, rootSignature: Array(rootSignature), signature: Array(signature))
-        let response =
-            HTTPURLResponse(
+        guard
+            let response = HTTPURLResponse(
                 url: url, statusCode: 200, httpVersion: nil,
                 headerFields: [
                     "ETag": "\"bench\"", SignatureHeaders.signature: header.headerValue,
                     SignatureHeaders.requestTime: String(CannedServer.requestDate),
-                ]) ?? HTTPURLResponse()
+                ])
+        else { return nil }
         return SignedAnswer(
             rootKey: root.publicKey.rawRepresentation.base64EncodedString(), nonce: nonce, url: url, response: response,
             body: CannedServer.body)
