@@ -80,6 +80,8 @@ public struct ScenarioStep: Codable, Hashable, Sendable {
         case autoRenewOff, autoRenewOn
         case failPayments, recoverBilling
         case refund, declineRefund, reverseRefund, consumptionRequest
+        /// Apple decides a requested refund by the preference the developer sent (`otherwise` without one).
+        case decideRefund
         case shareFamily, stopSharing
         case priceIncrease, acceptPriceIncrease
         case extendRenewal, extendAll
@@ -117,12 +119,14 @@ public struct ScenarioStep: Codable, Hashable, Sendable {
     public var type: String?
     public var storefront: String?
     public var quantity: Int32?
+    /// For `decideRefund`: `grant` or `decline` when the developer sent no preference.
+    public var otherwise: String?
 
     enum CodingKeys: String, CodingKey {
         case day
         case action = "do"
         case customer, product, offer, offerId, periods, member, reason, percentage, days, usd, consent
-        case subtype, type, storefront, quantity
+        case subtype, type, storefront, quantity, otherwise
     }
 
     public init(day: Double, _ action: Action, customer: String? = nil, product: String? = nil) {
@@ -200,6 +204,7 @@ extension StoreModel {
             let reason = ConsumptionRequestReason(rawValue: step.reason ?? "UNINTENDED_PURCHASE")
             guard reason.isKnown else { throw StoreError("unknown consumption request reason '\(reason.rawValue)'") }
             return try requestConsumption(who(), product: step.product, reason: reason)
+        case .decideRefund: return try decideRefund(who(), product: step.product, otherwise: step.otherwise ?? "grant")
         case .shareFamily: return try shareWithFamily(who(), member: step.required(step.member, "member"), product: step.product)
         case .stopSharing: return try stopSharing(who(), member: step.required(step.member, "member"), product: step.product)
         case .priceIncrease:

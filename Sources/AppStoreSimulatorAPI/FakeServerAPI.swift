@@ -22,6 +22,8 @@ public struct FakeServerAPI: Sendable {
     public let webhook: WebhookSender?
     /// Requests served, by path template: what a test can assert was asked.
     public let requests = NIOLockedValueBox<[String: Int]>([:])
+    /// How many Send Consumption Information calls to answer with Apple's retryable 500 before accepting (faults for tests).
+    public let consumptionFailures = NIOLockedValueBox<Int>(0)
     /// Items per page of history and notification history (Apple: 20).
     public var pageSize = 20
 
@@ -206,17 +208,91 @@ public struct FakeServerAPI: Sendable {
         ])
     }
 
+    /// Send Consumption Information v2, validated as Apple documents it, and recorded for `decideRefund`: 400 with
+    /// Apple's error unless customerConsented is true, deliveryStatus and refundPreference are Apple's values and
+    /// sampleContentProvided a Boolean; a consumptionPercentage is 0…100000, never for an auto-renewable subscription, 0
+    /// when not delivered, and strictly between 0 and 100000 with GRANT_PRORATED.
     func consumption(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         try authorize(request, "consumption")
-        let id = try transactionId(context)
-        guard await store.with({ $0.transactions[id] != nil }) else { throw APIFailure.notFound("Transaction id") }
-        let buffer = try await request.body.collect(upTo: 64 * 1024)
-        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any],
-            object["customerConsented"] as? Bool == true, object["deliveryStatus"] != nil, object["sampleContentProvided"] != nil
-        else {
-            throw APIFailure.invalid(
-                "Invalid request: customerConsented must be true, deliveryStatus and sampleContentProvided are required.")
+        let fail = consumptionFailures.withLockedValue { left in
+            defer { left = max(left - 1, 0) }
+            return left > 0
         }
+        if fail { throw APIFailure(status: .internalServerError, code: 5_000_001, message: "An unknown error occurred. Retry.") }
+        let id = try transactionId(context)
+        guard let productType = await store.with({ $0.productType(ofTransaction: id) }) else { throw APIFailure.notFound("Transaction id") }
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        let body: ConsumptionBody
+        do {
+            body = try JSONDecoder().decode(ConsumptionBody.self, from: Data(buffer.readableBytesView))
+        } catch {
+            let field = (error as? DecodingError).flatMap(Self.field) ?? "the body"
+            throw APIFailure.invalid("Invalid request: \(field) is not of the documented type.")
+        }
+        let received = try Self.consumption(body, productType: productType, at: await store.with { $0.now })
+        try await store.with { model in try model.recordConsumption(received, transactionId: id) }
         return Response(status: .accepted)
+    }
+
+    /// Send Consumption Information's body, every field optional so that a missing one gets Apple's own error.
+    struct ConsumptionBody: Decodable {
+        var customerConsented: Bool?
+        var deliveryStatus: String?
+        var sampleContentProvided: Bool?
+        var consumptionPercentage: Int32?
+        var refundPreference: String?
+    }
+
+    static func field(_ error: DecodingError) -> String? {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+            return context.codingPath.last?.stringValue
+        case .keyNotFound(let key, _): return key.stringValue
+        @unknown default: return nil
+        }
+    }
+
+    static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+    static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
+
+    static func consumption(_ body: ConsumptionBody, productType: String, at now: Int64) throws(APIFailure) -> ReceivedConsumption {
+        guard body.customerConsented == true else {
+            throw APIFailure(status: .badRequest, code: 4_000_035, message: "Invalid request. The customer consented field is invalid.")
+        }
+        guard let delivery = body.deliveryStatus, deliveryStatuses.contains(delivery) else {
+            throw APIFailure(status: .badRequest, code: 4_000_036, message: "Invalid request. The delivery status field is invalid.")
+        }
+        guard let sample = body.sampleContentProvided else {
+            throw APIFailure(
+                status: .badRequest, code: 4_000_041, message: "Invalid request. The sample content provided field is invalid.")
+        }
+        if let preference = body.refundPreference, !refundPreferences.contains(preference) {
+            throw APIFailure.invalid("Invalid request. The refund preference field is invalid.")
+        }
+        if let percentage = body.consumptionPercentage {
+            guard (0...100_000).contains(percentage) else {
+                throw APIFailure.invalid("Invalid request. The consumption percentage field is invalid.")
+            }
+            guard productType != "Auto-Renewable Subscription" else {
+                throw APIFailure.invalid(
+                    "ConsumptionPercentageAutoRenewableSubscriptionError: don't provide a consumption percentage for an auto-renewable subscription."
+                )
+            }
+            if delivery != "DELIVERED", percentage != 0 {
+                throw APIFailure.invalid(
+                    "UndeliveredConsumptionPercentageNonZeroError: a purchase not delivered has a consumption percentage of 0.")
+            }
+        }
+        if body.refundPreference == "GRANT_PRORATED", productType != "Auto-Renewable Subscription",
+            !(1..<100_000).contains(body.consumptionPercentage ?? 0)
+        {
+            throw APIFailure.invalid("GRANT_PRORATED needs a consumption percentage greater than 0 and less than 100000.")
+        }
+        return ReceivedConsumption(
+            customerConsented: true, deliveryStatus: delivery, sampleContentProvided: sample,
+            consumptionPercentage: body.consumptionPercentage,
+            refundPreference: body.refundPreference, receivedAt: now)
     }
 }

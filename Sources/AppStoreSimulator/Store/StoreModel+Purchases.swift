@@ -84,6 +84,44 @@ extension StoreModel {
         }
     }
 
+    /// Records what the developer answered for a transaction's refund request (the fake Server API's Send
+    /// Consumption Information); a later answer replaces an earlier one, as Apple keeps the last.
+    public mutating func recordConsumption(_ answer: ReceivedConsumption, transactionId: String) throws(StoreError) {
+        guard transactions[transactionId] != nil else { throw StoreError("no transaction \(transactionId)") }
+        consumptionAnswers[transactionId] = answer
+    }
+
+    /// The product type Apple signed for a transaction (`Auto-Renewable Subscription` …).
+    public func productType(ofTransaction id: String) -> String? { transactions[id]?.value.type?.rawValue }
+
+    /// Apple decides the refund the customer asked for by the preference the developer sent for it: `DECLINE` declines
+    /// (`REFUND_DECLINED`), `GRANT_FULL` refunds in full, `GRANT_PRORATED` refunds the share not consumed (for a
+    /// subscription, the time left of its period). Without an answer Apple decides `otherwise` (`grant` or `decline`).
+    public mutating func decideRefund(_ name: String, product: String?, otherwise: String) throws -> [SimulatedNotification] {
+        guard otherwise == "grant" || otherwise == "decline" else { throw StoreError("decideRefund's otherwise is grant or decline") }
+        let transactionId: String
+        var unusedShare: Int32?
+        switch try refundTarget(name, product: product) {
+        case .once(let id):
+            transactionId = id
+            if let consumed = consumptionAnswers[id]?.consumptionPercentage { unusedShare = 100_000 - consumed }
+        case .period(let id, let index):
+            guard let period = subscriptions[id]?.periods[index] else { throw StoreError("no such subscription") }
+            transactionId = period.transactionId
+            let length = max(period.end - period.start, 1)
+            unusedShare = Int32(clamping: max(period.end - now, 0) * 100_000 / length)
+        }
+        switch consumptionAnswers[transactionId]?.refundPreference ?? (otherwise == "grant" ? "GRANT_FULL" : "DECLINE") {
+        case "GRANT_FULL":
+            return try refund(name, product: product, appIssue: false)
+        case "GRANT_PRORATED":
+            guard let share = unusedShare, (1..<100_000).contains(share) else { return try refund(name, product: product, appIssue: false) }
+            return try refund(name, product: product, appIssue: false, percentage: share)
+        default:
+            return try declineRefund(name, product: product)
+        }
+    }
+
     /// Apple declines the customer's refund request (`REFUND_DECLINED`): nothing changes.
     public mutating func declineRefund(_ name: String, product: String?) throws -> [SimulatedNotification] {
         switch try refundTarget(name, product: product) {

@@ -151,6 +151,9 @@ public struct StoreModel: Sendable {
     var historyIndex: [String: Int] = [:]
     /// The events the server should derive, per customer name.
     public internal(set) var expectedEvents: [String: [ExpectedEvent]] = [:]
+    /// What the developer sent with Send Consumption Information, by transaction id (the fake Server API records it):
+    /// what `decideRefund` decides by.
+    public internal(set) var consumptionAnswers: [String: ReceivedConsumption] = [:]
 
     public struct HistoryEntry: Sendable, Hashable {
         /// One delivery attempt: when, and Apple's `sendAttemptResult`.
