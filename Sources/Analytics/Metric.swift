@@ -1,7 +1,7 @@
 /// The metrics, by the name the API and `docs/metrics.md` give them.
 public enum Metric: String, CaseIterable, Codable, Hashable, Sendable {
     case mrr, arr, activeSubscriptions, activeTrials, newTrials, newPaidSubscriptions, trialConversion, churn, revenue
-    case refundRate, freeTrials, retention, ltv, billing
+    case refundRate, freeTrials, retention, ltv, billing, refundRequests
 
     public init(named name: String) throws(AnalyticsError) {
         guard let metric = Metric(rawValue: name) else { throw .unknownMetric(name) }
@@ -25,6 +25,8 @@ public enum Metric: String, CaseIterable, Codable, Hashable, Sendable {
             "Trials started in each interval: converted on time or after a billing issue, canceled during the trial, to another product, refunded."
         case .retention: "Subscriptions that began paying in each interval, and the share that paid renewal n of those that could."
         case .ltv: "Customers first seen in each interval: revenue net of refunds per customer and per paying customer (USD)."
+        case .refundRequests:
+            "Refund requests Apple asked about in each interval: answered by the policy, granted, declined, and how many went as our answer preferred."
         case .billing:
             "Billing issues that began in each interval: recovered on time, within grace or in billing retry; lost; recovered revenue."
         }

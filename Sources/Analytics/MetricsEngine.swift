@@ -129,6 +129,12 @@ public struct MetricsEngine: Sendable {
             series.notes.append(
                 "cohorts by the start of a billing issue: recovered on time (within a day), within the grace period, or in billing retry; lost when the subscription expired first"
             )
+        case .refundRequests:
+            series.points = try await refundRequests(scope, days: days, bounds: bounds)
+            series.notes.append(
+                "by the day Apple asked (CONSUMPTION_REQUEST); granted and declined are Apple's decisions so far; shareGrantedByOurAnswer is granted after our answer preferred a grant ÷ granted"
+            )
+            if scope.group != nil || scope.storefront != nil { series.notes.append("refund requests are filtered by product only") }
         case .refundRate:
             let values = try await booked(
                 scope, [LedgerSummary.sales, LedgerSummary.salesRefunded, LedgerSummary.gross, LedgerSummary.refunds], bounds: bounds)

@@ -145,6 +145,8 @@ extension StorageSession {
     public func transfer(app appId: String, originalTransactionId: String, to customerId: String, at now: Int64) async throws {
         try await sql.update("ownership").set("customer_id", to: customerId).set("linked_at", to: now)
             .where("app_id", .equal, appId).where("original_transaction_id", .equal, originalTransactionId).run()
+        try await sql.update(Self.refundRequests).set("customer_id", to: customerId)
+            .where("app_id", .equal, appId).where("original_transaction_id", .equal, originalTransactionId).run()
     }
 
     /// Everything `from` owns and every name it has moves to `into`; `from`'s derived state is dropped.
@@ -152,6 +154,7 @@ extension StorageSession {
         try await sql.update("ownership").set("customer_id", to: into).where("customer_id", .equal, from).run()
         try await sql.update("app_users").set("customer_id", to: into).where("customer_id", .equal, from).run()
         try await sql.delete(from: "customer_states").where("customer_id", .equal, from).run()
+        try await sql.update(Self.refundRequests).set("customer_id", to: into).where("customer_id", .equal, from).run()
         try await mergeExperiments(customer: from, into: into)
     }
 

@@ -31,6 +31,9 @@ public struct StorekeeperCore: Sendable {
     public let experimentResults: ExperimentResultsReader
     /// Sends the outbox (one of `services`).
     let deliveryWorker: DeliveryWorker
+    /// Apple's refund requests, the policy's answers and what apps report for them.
+    public let refundRequests: RefundRequests
+    public let refundAnswers: RefundAnswerWorker
     public let metrics: ServerMetrics
     public let settings: CoreSettings
     /// Signs the customer API's answers; nil when `responseSigning` is off.
@@ -106,7 +109,11 @@ public struct StorekeeperCore: Sendable {
         self.customers = customers
         self.accountTokens = AccountTokens(database: database, clock: clock)
         self.promotionalOffers = PromotionalOffers(customers: customers, tokens: accountTokens, clock: clock)
-        self.administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
+        let administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
+        self.administration = administration
+        self.refundRequests = RefundRequests(database: database, administration: administration, clock: clock)
+        self.refundAnswers = RefundAnswerWorker(
+            database: database, registry: apps, appleAPI: apple, metrics: metrics, logger: logger, clock: clock)
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,
             clock: clock)
@@ -134,11 +141,12 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// SQLite's checkpoints, the hourly summary's folding, the delivery worker, then reconciliation when it is on.
+    /// SQLite's checkpoints, the hourly summary's folding, the delivery worker, the refund answers' worker, then
+    /// reconciliation when it is on.
     public var services: [any Service] {
         var services: [any Service] = [DatabaseService(database: database)]
         if database.kind == .sqlite { services.append(CheckpointService(database: database, logger: logger)) }
-        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker]
+        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker, refundAnswers]
         if let interval = settings.reconcileInterval {
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }

@@ -41,11 +41,13 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
     let analytics = AnalyticsController(core: core)
     let experiments = ExperimentController(core: core)
     let appAdmin = AppAdminController(core: core)
+    let refunds = RefundController(core: core)
     router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(appAdmin.routes)
         .addRoutes(analytics.appRoutes)
         .addRoutes(IntegrationController(core: core).routes)
         .addRoutes(experiments.adminRoutes)
+        .addRoutes(refunds.adminRoutes)
     // What an app reads and posts with its public key is signed (README "Answers the device can trust").
     let appGroup = router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: CustomerContext.self)
     let customerGroup = router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)
@@ -55,7 +57,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
         customerGroup.add(middleware: ResponseSigningMiddleware<CustomerContext>(signer: signer, now: now))
     }
     appGroup.addRoutes(experiments.appRoutes).addRoutes(appAdmin.publicRoutes)
-    customerGroup.addRoutes(customers.customerRoutes).addRoutes(experiments.customerRoutes)
+    customerGroup.addRoutes(customers.customerRoutes).addRoutes(experiments.customerRoutes).addRoutes(refunds.customerRoutes)
     router.group().add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(customers.adminRoutes)
         .addRoutes(analytics.rateRoutes)

@@ -1,8 +1,10 @@
 import AppStore
 import AsyncHTTPClient
 import Foundation
+import Hummingbird
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import Storage
 import TestSupport
 import Testing
@@ -123,5 +125,92 @@ struct DurabilityTests {
         restarted.process.waitUntilExit()
         #expect(restarted.process.terminationReason == .exit)
         #expect(restarted.process.terminationStatus == 0)
+    }
+}
+
+/// Refund requests across a kill -9: every `CONSUMPTION_REQUEST` answered 200 before the kill gets its answer sent to
+/// Apple by the restarted server.
+@Suite("Durability: refund requests")
+struct RefundDurabilityTests {
+    @Test("every refund request acknowledged before a kill -9 is answered at Apple after the restart")
+    func killNine() async throws {
+        let (database, app) = try DurabilityTests.appOnNewDatabase("refund-durability")
+        let appId = try #require(app["appId"])
+        let secret = try #require(app["secretKey"])
+        let publicKey = try #require(app["publicKey"])
+        let answered = NIOLockedValueBox<Set<String>>([])
+        let router = Router()
+        router.put("/inApps/v2/transactions/consumption/:transactionId") { _, context in
+            let id = try context.parameters.require("transactionId")
+            answered.withLockedValue { _ = $0.insert(id) }
+            return Response(status: .accepted)
+        }
+        try await ReceiptAndReconciliationTests.withFakeAppleAPI(router) { credentials in
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            let customers = (0..<200).map { i in (token: UUID().uuidString.lowercased(), transactionId: "\(70_000 + i)") }
+            let server = try DurabilityTests.Server(database: database, near: Bundle.module.bundleURL)
+            let port = try await server.port()
+            let base = "http://127.0.0.1:\(port)"
+            func send(_ method: HTTPMethod, _ path: String, key: String?, _ object: Any) async throws -> UInt {
+                var request = HTTPClientRequest(url: base + path)
+                request.method = method
+                request.headers.add(name: "Content-Type", value: "application/json")
+                if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+                request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: object)))
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                return response.status.code
+            }
+            let serverAPI: [String: Any] = [
+                "issuerId": credentials.issuerId, "keyId": credentials.keyId, "privateKey": credentials.privateKey,
+                "baseURL": credentials.baseURL ?? "",
+            ]
+            #expect(try await send(.PATCH, "/v1/apps/\(appId)", key: secret, ["serverAPI": serverAPI]) == 200)
+            #expect(try await send(.PUT, "/v1/apps/\(appId)/refund-policy", key: secret, ["defaultPreference": "DECLINE"]) == 200)
+            for customer in customers {
+                #expect(
+                    try await send(.POST, "/v1/customers/\(customer.token)/consumption", key: publicKey, ["customerConsented": true]) == 200
+                )
+            }
+            let payloads = try customers.map { customer -> (transactionId: String, body: [String: String]) in
+                let purchase = Purchase(
+                    transactionId: customer.transactionId, originalTransactionId: customer.transactionId, purchase: now - 86_400_000,
+                    expires: now + 29 * 86_400_000, signed: now, token: customer.token)
+                return (customer.transactionId, ["signedPayload": try notification(.consumptionRequest, purchase: purchase, signed: now)])
+            }
+            let acknowledged = NIOLockedValueBox<[String]>([])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<4 {
+                    group.addTask {
+                        for index in stride(from: worker, to: payloads.count, by: 4) {
+                            let path = "/v1/apps/\(appId)/notifications/appstore"
+                            guard let status = try? await send(.POST, path, key: nil, payloads[index].body) else { return }
+                            if status == 200 { acknowledged.withLockedValue { $0.append(payloads[index].transactionId) } }
+                        }
+                    }
+                }
+                group.addTask {
+                    while acknowledged.withLockedValue({ $0.count }) < 40 { try await Task.sleep(for: .milliseconds(5)) }
+                    kill(server.process.processIdentifier, SIGKILL)
+                }
+                try await group.waitForAll()
+            }
+            server.process.waitUntilExit()
+            let owed = Set(acknowledged.withLockedValue { $0 })
+            #expect(owed.count >= 40)
+            #expect(owed.count < payloads.count, "the kill came too late to test anything")
+
+            // Restarted on the same file: the worker sends every acknowledged request's answer (those the killed one
+            // had taken, once their one-minute lease ends).
+            let restarted = try DurabilityTests.Server(database: database, near: Bundle.module.bundleURL)
+            _ = try await restarted.port()
+            for _ in 0..<900 where !owed.isSubset(of: answered.withLockedValue { $0 }) {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let lost = owed.subtracting(answered.withLockedValue { $0 })
+            #expect(lost.isEmpty, "acknowledged and never answered at Apple: \(lost.count) of \(owed.count)")
+            kill(restarted.process.processIdentifier, SIGTERM)
+            restarted.process.waitUntilExit()
+        }
     }
 }

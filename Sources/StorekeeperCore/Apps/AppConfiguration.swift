@@ -66,6 +66,8 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     /// The Small Business Program and storefront tax rates, for estimated proceeds.
     public var proceeds: ProceedsSettings?
     public var offerSigningKey: OfferSigningKey?
+    /// How Apple's refund requests are answered (`/v1/apps/{appId}/refund-policy`); none: they are only recorded.
+    public var refundPolicy: RefundPolicy?
 
     public init(
         bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
@@ -86,7 +88,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case bundleId, appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy
-        case proceeds, offerSigningKey
+        case proceeds, offerSigningKey, refundPolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -102,6 +104,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         transferPolicy = try c.decodeIfPresent(TransferPolicy.self, forKey: .transferPolicy) ?? .transfer
         proceeds = try c.decodeIfPresent(ProceedsSettings.self, forKey: .proceeds)
         offerSigningKey = try c.decodeIfPresent(OfferSigningKey.self, forKey: .offerSigningKey)
+        refundPolicy = try c.decodeIfPresent(RefundPolicy.self, forKey: .refundPolicy)
     }
 
     /// The key that signs the app's promotional offers, when one is set.
@@ -162,6 +165,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         } catch {
             throw .invalidInput(field: "trustedRoots", error.message)
         }
+        try refundPolicy?.validate()
         do { try proceeds?.validate() } catch { throw .invalidInput(field: "proceeds.\(error.field)", error.reason) }
         if sharedSecret?.isEmpty == true { throw .invalidInput(field: "sharedSecret", "is empty: null removes the secret") }
         if let verifyReceiptURLs {

@@ -70,7 +70,10 @@ public struct NotificationIngestion: Sendable {
             guard let original = facts.originalTransactionId else { return .stored }
             let customer = try await NotificationOwner.resolve(
                 session, app: app, appAccountToken: facts.appAccountToken, originalTransactionId: original, now: now)
-            return .applied(try await recomputer.lockAndRecompute(session, app: app, customerId: customer, now: now))
+            let recomputed = try await recomputer.lockAndRecompute(session, app: app, customerId: customer, now: now)
+            // A refund request and its answer, or Apple's decision on one, in the same transaction as the notification.
+            try await RefundRequests.record(verified, customerId: customer, app: app, session: session, now: now)
+            return .applied(recomputed)
         }
         if case .applied(let recomputed) = stored { recomputer.committed(recomputed) }
         return stored.outcome

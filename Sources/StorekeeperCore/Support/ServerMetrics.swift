@@ -52,6 +52,11 @@ public final class ServerMetrics: Sendable {
         Counter(label: "storekeeper_deliveries_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory).increment()
     }
 
+    /// What an attempt to answer a refund request ended in: sent, waiting (to retry), rejected, expired, noConsent, unanswered.
+    func refundAnswer(_ status: String) {
+        Counter(label: "storekeeper_refund_answers_total", dimensions: [("status", status)], factory: factory).increment()
+    }
+
     /// The outbox's queue by destination kind: deliveries waiting, and the oldest one's age. A kind with none waiting
     /// reads 0.
     func outbox(_ depth: [OutboxDepth], now: Int64) {

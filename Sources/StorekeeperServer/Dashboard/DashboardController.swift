@@ -46,6 +46,8 @@ struct DashboardController {
         routes.get("apps/:appId/experiments/:experimentKey", use: experiment)
         routes.post("apps/:appId/experiments/:experimentKey/edit", use: editExperiment)
         routes.post("apps/:appId/experiments/:experimentKey/status", use: experimentStatus)
+        routes.get("apps/:appId/refund-requests", use: refundRequests)
+        routes.post("apps/:appId/refund-requests/:requestId/decision", use: decideRefundRequest)
         return routes
     }
 

@@ -34,6 +34,7 @@ struct DashboardChrome {
             ("Subscriptions", base + "/metrics/activeSubscriptions"), ("Churn", base + "/metrics/churn"),
             ("Free trials", base + "/trials"), ("Customers", base + "/customers"), ("Events", base + "/events"),
             ("Integrations", base + "/integrations"), ("Experiments", base + "/experiments"),
+            ("Refund requests", base + "/refund-requests"),
         ]
         self.app = AppNavigation(
             links: pages.map { Link(name: $0.0, href: DashboardPaths.link($0.1, [("environment", env)]), current: $0.1 == path) },

@@ -18,7 +18,7 @@ enum DashboardTemplates {
         ("header", header), ("footer", footer), ("signIn", signIn), ("apps", apps), ("overview", overview), ("metric", metric),
         ("trials", trials), ("customers", customers), ("customer", customer), ("raw", raw), ("events", events), ("error", error),
         ("integrations", integrations), ("integration", integration), ("experiments", experiments), ("experiment", experiment),
-        ("seriesTable", seriesTable),
+        ("seriesTable", seriesTable), ("refundRequests", refundRequests),
     ]
 
     static let style = """
@@ -221,6 +221,20 @@ enum DashboardTemplates {
         <section><h2>Recent deliveries</h2><table><thead><tr><th>Delivery</th><th>Event</th><th>Status</th><th class="n">Attempts</th><th>Updated</th><th>Last answer</th></tr></thead>
         <tbody>{{#recent}}<tr><td>{{id}}</td><td>{{eventId}}{{#retraction}} (retraction){{/retraction}}</td><td data-field="status">{{status}}</td><td class="n">{{attempts}}</td><td>{{updated}}</td><td>{{answer}}</td></tr>{{/recent}}</tbody></table>
         {{^recent}}<p>No deliveries yet.</p>{{/recent}}</section>
+        {{> footer}}
+        """
+
+    static let refundRequests = """
+        {{> header}}
+        <h1>Refund requests</h1>
+        <p class="note">{{policy}} Apple waits 12 hours for an answer; one is sent only with the customer's consent.</p>
+        <section><h2>Waiting</h2><table><thead><tr><th>Customer</th><th>Product</th><th>Reason</th><th>Asked</th><th>Time left</th><th>Status</th><th>Answer</th><th>Decided by</th><th>Note</th><th>Answer now</th></tr></thead>
+        <tbody>{{#pending}}<tr data-request="{{id}}"><td><a href="{{customerHref}}">{{customer}}</a></td><td>{{product}}</td><td>{{reason}}</td><td>{{requested}}</td><td data-field="timeLeft">{{timeLeft}}</td><td data-field="status">{{status}}</td><td data-field="preference">{{preference}}</td><td>{{decidedBy}}</td><td>{{note}}</td>
+        <td><form class="controls" method="post" action="{{decideAction}}"><input type="hidden" name="csrf" value="{{chrome.csrf}}"><select name="preference" aria-label="preference">{{#preferences}}<option>{{.}}</option>{{/preferences}}<option value="none">no preference</option></select><button type="submit">Send</button></form></td></tr>{{/pending}}</tbody></table>
+        {{^pending}}<p>None waiting.</p>{{/pending}}</section>
+        <section><h2>Answered and closed</h2><table><thead><tr><th>Customer</th><th>Product</th><th>Reason</th><th>Asked</th><th>Status</th><th>Answer</th><th>Decided by</th><th>Note</th><th>Apple's decision</th></tr></thead>
+        <tbody>{{#answered}}<tr data-request="{{id}}"><td><a href="{{customerHref}}">{{customer}}</a></td><td>{{product}}</td><td>{{reason}}</td><td>{{requested}}</td><td data-field="status">{{status}}</td><td data-field="preference">{{preference}}</td><td>{{decidedBy}}</td><td>{{note}}</td><td data-field="outcome">{{outcome}}</td></tr>{{/answered}}</tbody></table>
+        {{^answered}}<p>None yet.</p>{{/answered}}</section>
         {{> footer}}
         """
 

@@ -171,6 +171,24 @@ extension OpenAPIDocument {
                         [303: seeOther("Back to the destination's page, saying how many were replayed; without a session, to sign-in.")],
                         errorPages(400, 403, 404, 413, 503)),
                     security: [[.component(named: "dashboardSession"): []]])),
+            OpenAPI.Path(rawValue: base + "/refund-requests"): page(
+                "Apple's refund requests: those waiting (time left, a form to answer now) and those answered, with what decided."),
+            OpenAPI.Path(rawValue: base + "/refund-requests/{requestId}/decision"): .init(
+                post: .init(
+                    summary: "A person's answer to a waiting refund request, sent at once (with the customer's consent).",
+                    parameters: [
+                        parameter("AppId"),
+                        .parameter(
+                            .init(name: "requestId", context: .path(schema: .string(minLength: 1)), description: "The request's id.")),
+                    ],
+                    requestBody: form([
+                        "csrf": .string,
+                        "preference": .string(allowedValues: RefundPreference.allCases.map { .init($0.rawValue) } + ["none"]),
+                    ]),
+                    responses: merged(
+                        [303: seeOther("Back to the refund requests; without a session, to sign-in.")],
+                        errorPages(400, 403, 404, 409, 413, 503)),
+                    security: [[.component(named: "dashboardSession"): []]])),
             OpenAPI.Path(rawValue: base + "/experiments"): .init(
                 get: page("The app's split tests, and a form for a new one.").b?.get,
                 post: experimentForm(

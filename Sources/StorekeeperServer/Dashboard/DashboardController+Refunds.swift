@@ -1,0 +1,90 @@
+import Foundation
+import Hummingbird
+import StorekeeperCore
+
+/// The dashboard's page of Apple's refund requests: those waiting (with the time left in Apple's window and a form to
+/// answer now), and those answered or not, with the rule that decided and Apple's decision.
+extension DashboardController {
+    struct RefundRequestsPage {
+        struct Row {
+            var id: String
+            var customer: String
+            var customerHref: String
+            var product: String
+            var reason: String
+            var requested: String
+            var timeLeft: String
+            var status: String
+            var preference: String
+            var decidedBy: String
+            var note: String
+            var outcome: String
+            var decideAction: String?
+        }
+        var title = "Refund requests"
+        var chrome: DashboardChrome
+        var policy: String
+        var pending: [Row]
+        var answered: [Row]
+        var preferences: [String]
+    }
+
+    @Sendable func refundRequests(_ request: Request, context: DashboardContext) async throws -> Response {
+        let (_, app, environment, chrome) = try await scope(request, context)
+        let now = core.now
+        let views = try await core.refundRequests.list(app: app, environment: environment)
+        func row(_ view: RefundRequestView) -> RefundRequestsPage.Row {
+            let open = view.status == "waiting" || view.status == "noConsent"
+            let left = max(0, view.deadlineAt - now)
+            return RefundRequestsPage.Row(
+                id: view.id, customer: view.customerId,
+                customerHref: DashboardPaths.link(
+                    DashboardPaths.app(app.id) + "/customers/" + DashboardPaths.pathEscaped(view.customerId),
+                    [("environment", environment.rawValue)]),
+                product: view.productId, reason: view.reason ?? "–", requested: DashboardFormat.instant(view.requestedAt),
+                timeLeft: open ? "\(left / 3_600_000) h \(left % 3_600_000 / 60_000) min" : "–",
+                status: view.held ? "held until \(DashboardFormat.instant(view.dueAt))" : view.status,
+                preference: view.preference ?? "none", decidedBy: view.decidedBy, note: view.note ?? view.lastError ?? "",
+                outcome: view.outcome ?? "–",
+                decideAction: open
+                    ? DashboardPaths.link(
+                        DashboardPaths.app(app.id) + "/refund-requests/" + DashboardPaths.pathEscaped(view.id) + "/decision",
+                        [("environment", environment.rawValue)]) : nil)
+        }
+        let rows = views.map(row)
+        let policy =
+            app.config.refundPolicy.map { policy in
+                "\(policy.rules.count) rule\(policy.rules.count == 1 ? "" : "s"), default \(policy.defaultPreference?.rawValue ?? "no preference"), "
+                    + "answers held \(policy.holdMinutes) min"
+            } ?? "No refund policy: requests are recorded and not answered (PUT /v1/apps/{appId}/refund-policy)."
+        return DashboardRender.page(
+            "refundRequests",
+            RefundRequestsPage(
+                chrome: chrome, policy: policy, pending: rows.filter { $0.decideAction != nil },
+                answered: rows.filter { $0.decideAction == nil },
+                preferences: RefundPreference.allCases.map(\.rawValue)))
+    }
+
+    struct DecisionForm: Decodable {
+        var csrf: String?
+        var preference: String?
+    }
+
+    @Sendable func decideRefundRequest(_ request: Request, context: DashboardContext) async throws -> Response {
+        let (user, app, environment, _) = try await scope(request, context)
+        let id = try context.parameters.require("requestId")
+        let form = try await Self.form(DecisionForm.self, request, context)
+        try Self.checkCSRF(form.csrf, context)
+        var preference: RefundPreference?
+        if let given = form.preference, given != "none" {
+            guard let known = RefundPreference(rawValue: given) else {
+                throw CoreError.invalidInput(field: "preference", "DECLINE, GRANT_FULL, GRANT_PRORATED or none")
+            }
+            preference = known
+        }
+        _ = try await core.refundRequests.decide(id, preference: preference, by: user.email, app: app)
+        return DashboardRedirect(
+            location: DashboardPaths.link(DashboardPaths.app(app.id) + "/refund-requests", [("environment", environment.rawValue)])
+        ).response
+    }
+}
