@@ -35,16 +35,20 @@ final class FakeDestination: Sendable {
     typealias Responder = @Sendable (Received, Int) -> Answer
 
     private let log = NIOLockedValueBox<[Received]>([])
-    private let responder: NIOLockedValueBox<Responder>
+    /// The responder inside a struct: a closure kept directly in the generic box would be re-wrapped in a
+    /// reabstraction thunk by every `withLockedValue` (an inout access writes it back), so each request would call
+    /// through one more layer than the last: quadratic in the requests, minutes for a population's deliveries.
+    private struct Held: Sendable { var responder: Responder }
+    private let responder: NIOLockedValueBox<Held>
     /// How long each answer takes (a slow destination: requests stay in flight).
     let delay: Duration
 
     init(delay: Duration = .zero, _ responder: @escaping Responder = { _, _ in Answer(status: 200) }) {
         self.delay = delay
-        self.responder = NIOLockedValueBox(responder)
+        self.responder = NIOLockedValueBox(Held(responder: responder))
     }
 
-    func respond(_ responder: @escaping Responder) { self.responder.withLockedValue { $0 = responder } }
+    func respond(_ responder: @escaping Responder) { self.responder.withLockedValue { $0 = Held(responder: responder) } }
 
     var received: [Received] { log.withLockedValue { $0 } }
 
@@ -63,7 +67,7 @@ final class FakeDestination: Sendable {
                 log.append(received)
                 return log.count - 1
             }
-            let answer = self.responder.withLockedValue { $0 }(received, index)
+            let answer = self.responder.withLockedValue { $0.responder }(received, index)
             if self.delay > .zero { try await Task.sleep(for: self.delay) }
             var fields = HTTPFields()
             for (name, value) in answer.headers { if let name = HTTPField.Name(name) { fields[name] = value } }
