@@ -50,7 +50,7 @@ public struct RefundRequests: Sendable {
                 due = max(now, min(now + Int64(policy.holdMinutes) * 60_000, deadline - 1_800_000))
                 if app.config.serverAPI == nil {
                     status = .unanswered
-                    note = "the app has no App Store Server API key: answer in App Store Connect's place by hand"
+                    note = "the app has no App Store Server API key (serverAPI): no answer can be sent"
                 } else if report?.consented != true {
                     status = .noConsent
                     note = "the customer's consent to share consumption data is not recorded (POST /v1/customers/{id}/consumption)"
@@ -79,40 +79,38 @@ public struct RefundRequests: Sendable {
 
     /// The app's report for one of its customers: consent, usage, delivery. Fields absent keep their stored value.
     public func report(_ report: ConsumptionReport, appUserId: String, app: AppRuntime) async throws -> ConsumptionReport {
-        let appUserId = try AppUserIds.validate(appUserId)
         try report.validate()
-        let now = clock().millisecondsSince1970
-        let stored = try await database.writing { session in
-            var record =
-                try await session.consumptionReport(app: app.id, appUserId: appUserId)
-                ?? ConsumptionReportRecord(appId: app.id, appUserId: appUserId, updatedAt: now)
+        return try await updateReport(appUserId: appUserId, app: app) { record in
             if let consented = report.customerConsented { record.consented = consented }
             if let used = report.entitlementUsed { record.entitlementUsed = used }
             if let percentage = report.consumptionPercentage { record.consumptionPercentage = percentage }
             if let delivery = report.deliveryStatus { record.deliveryStatus = delivery.rawValue }
             if let sample = report.sampleContentProvided { record.sampleContentProvided = sample }
-            record.updatedAt = now
-            try await session.upsert(record)
-            // Requests held back for want of consent go out now (the worker takes them within its interval).
-            if record.consented == true, let customer = try await session.customer(app: app.id, appUserId: appUserId) {
-                try await session.reopenForConsent(app: app.id, customerId: customer.id, now: now)
-            }
-            return record
         }
-        return ConsumptionReport(stored)
     }
 
     /// The team's preference for one customer, over the policy's rules (nil removes it).
     public func setOverride(_ preference: RefundPreference?, appUserId: String, app: AppRuntime) async throws -> ConsumptionReport {
+        try await updateReport(appUserId: appUserId, app: app) { $0.override = preference?.rawValue }
+    }
+
+    /// Changes the report stored for an app user id (a new one if none); once it records consent, the customer's
+    /// requests held back for want of it wait again, and the worker sends them within its interval.
+    private func updateReport(
+        appUserId: String, app: AppRuntime, _ change: @escaping @Sendable (inout ConsumptionReportRecord) -> Void
+    ) async throws -> ConsumptionReport {
         let appUserId = try AppUserIds.validate(appUserId)
         let now = clock().millisecondsSince1970
         let stored = try await database.writing { session in
             var record =
                 try await session.consumptionReport(app: app.id, appUserId: appUserId)
                 ?? ConsumptionReportRecord(appId: app.id, appUserId: appUserId, updatedAt: now)
-            record.override = preference?.rawValue
+            change(&record)
             record.updatedAt = now
             try await session.upsert(record)
+            if record.consented == true, let customer = try await session.customer(app: app.id, appUserId: appUserId) {
+                try await session.reopenForConsent(app: app.id, customerId: customer.id, now: now)
+            }
             return record
         }
         return ConsumptionReport(stored)
