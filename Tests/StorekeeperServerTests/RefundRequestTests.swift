@@ -174,7 +174,7 @@ struct RefundRequestTests {
     }
 
     @Test(
-        "no answer without consent; consent given later sends it; Apple's 500 is retried; a held answer waits for a person",
+        "no answer without consent; consent given later sends it; a held answer waits for a person, who answers on the dashboard; Apple's 500 is retried",
         arguments: TestDatabase.available)
     func consentRetryAndHold(database: TestDatabase) async throws {
         var policy = Self.policy
@@ -197,12 +197,22 @@ struct RefundRequestTests {
             try await rig.answer()
             #expect(rig.api.requests.withLockedValue { $0["consumption"] } == nil, "a held answer waits")
 
-            // A person answers now; Apple fails twice, then accepts on the retries.
+            // The dashboard shows it held, with a form; a person answers there. Apple fails twice, then accepts.
+            _ = try await DashboardTests.user(rig.harness)
+            let (_, cookie) = try await DashboardTests.signIn(rig.client, email: "ops@example.com", password: DashboardTests.password)
+            let pagePath = "/dashboard/apps/\(rig.appId)/refund-requests?environment=Sandbox"
+            let page = try await DashboardTests.get(rig.client, pagePath, cookie: cookie)
+            let html = String(buffer: page.body)
+            #expect(page.status == .ok)
+            #expect(html.contains("data-request=\"\(request.id)\"") && html.contains("held until"))
+            #expect(html.contains("/refund-requests/\(request.id)/decision"))
             rig.api.consumptionFailures.withLockedValue { $0 = 2 }
+            let (formHeaders, formBody) = DashboardTests.form(
+                [("csrf", DashboardTests.csrf(html) ?? ""), ("preference", "GRANT_PRORATED")], cookie: cookie)
             let decided = try await rig.client.execute(
-                uri: "/v1/apps/\(rig.appId)/refund-requests/\(request.id)/decision", method: .post, headers: rig.admin,
-                body: try Self.jsonBody(["preference": "GRANT_PRORATED"]))
-            #expect(decided.status == .ok, "\(String(buffer: decided.body))")
+                uri: "/dashboard/apps/\(rig.appId)/refund-requests/\(request.id)/decision?environment=Sandbox", method: .post,
+                headers: formHeaders, body: formBody)
+            #expect(decided.status == .seeOther, "\(String(buffer: decided.body))")
             try await rig.answer()
             request = try #require(try await rig.requests().first)
             #expect(request.status == "waiting")
@@ -214,12 +224,15 @@ struct RefundRequestTests {
             request = try #require(try await rig.requests().first)
             #expect(request.status == "sent")
             #expect(request.attempts == 3)
-            #expect(request.decidedBy == "person:api (secret key)")
+            #expect(request.decidedBy == "person:ops@example.com")
             #expect(request.preference == "GRANT_PRORATED")
             #expect(request.body?.contains("consumptionPercentage") == false)
             #expect(rig.api.requests.withLockedValue { $0["consumption"] } == 3)
 
-            // Deciding it again is a conflict; an unknown request is 404.
+            let answeredPage = String(buffer: try await DashboardTests.get(rig.client, pagePath, cookie: cookie).body)
+            #expect(answeredPage.contains("person:ops@example.com") && !answeredPage.contains("held until"))
+
+            // Deciding it again (with the API) is a conflict; an unknown request is 404.
             let again = try await rig.client.execute(
                 uri: "/v1/apps/\(rig.appId)/refund-requests/\(request.id)/decision", method: .post, headers: rig.admin,
                 body: try Self.jsonBody(["preference": "DECLINE"]))
