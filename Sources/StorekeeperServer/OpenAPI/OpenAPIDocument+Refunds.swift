@@ -5,6 +5,10 @@ import StorekeeperCore
 /// Refund requests: the app's consumption reports, and the team's policy, overrides, requests and decisions.
 extension OpenAPIDocument {
     static let refundPreferenceSchema = JSONSchema.string(allowedValues: RefundPreference.allCases.map { .init($0.rawValue) })
+    /// A preference or null (no preference): an enum's values do not include null, so the two are alternatives.
+    static func nullablePreference(required: Bool) -> JSONSchema {
+        .one(of: [refundPreferenceSchema, .null()], core: .init(required: required))
+    }
     static let purchaseDeliverySchema = JSONSchema.string(allowedValues: PurchaseDeliveryStatus.allCases.map { .init($0.rawValue) })
 
     static func refundRuleSchema() -> JSONSchema {
@@ -13,7 +17,7 @@ extension OpenAPIDocument {
         return .object(
             properties: [
                 "name": .string(minLength: 1, maxLength: 100),
-                "preference": refundPreferenceSchema.optionalSchemaObject().nullableSchemaObject(),
+                "preference": nullablePreference(required: false),
                 "productTypes": .array(
                     required: false,
                     items: .string(
@@ -37,7 +41,7 @@ extension OpenAPIDocument {
         .object(
             properties: [
                 "rules": .array(required: response, items: refundRuleSchema()),
-                "defaultPreference": refundPreferenceSchema.optionalSchemaObject().nullableSchemaObject(),
+                "defaultPreference": nullablePreference(required: false),
                 "holdMinutes": .integer(
                     required: response, maximum: (RefundPolicy.maxHoldMinutes, exclusive: false), minimum: (0, exclusive: false)),
                 "sampleContentProvided": .boolean(required: response),
@@ -71,7 +75,7 @@ extension OpenAPIDocument {
         ])
 
     static let preferenceBodySchema = JSONSchema.object(
-        properties: ["preference": refundPreferenceSchema.nullableSchemaObject()], additionalProperties: .a(false))
+        properties: ["preference": nullablePreference(required: true)], additionalProperties: .a(false))
 
     static var refundPaths: OpenAPI.PathItem.Map {
         let app = [parameter("AppId")]
