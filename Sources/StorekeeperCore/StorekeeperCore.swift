@@ -146,7 +146,12 @@ public struct StorekeeperCore: Sendable {
     public var services: [any Service] {
         var services: [any Service] = [DatabaseService(database: database)]
         if database.kind == .sqlite { services.append(CheckpointService(database: database, logger: logger)) }
-        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker, refundAnswers]
+        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker]
+        if let interval = settings.refundAnswerInterval {
+            var worker = refundAnswers
+            worker.interval = interval
+            services.append(worker)
+        }
         if let interval = settings.reconcileInterval {
             services.append(ReconcilerService(reconciler: reconciler, interval: interval, logger: logger))
         }

@@ -84,6 +84,9 @@ struct Harness: Sendable {
         settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
+        // The tests run the refund answers' worker themselves (`refundAnswers.pass()`), so that no background pass
+        // takes a request between a test's steps.
+        settings.refundAnswerInterval = nil
         settings.allowPrivateWebhooks = allowPrivateWebhooks
         var logger = given ?? Logger(label: "test")
         if given == nil { logger.logLevel = .critical }

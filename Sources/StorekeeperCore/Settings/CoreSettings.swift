@@ -55,6 +55,8 @@ public struct CoreSettings: Sendable {
     /// quietens. 0 delivers at full pace whatever ingest is doing. Ten: at three, `Benchmarks/outbox.sh` once measured a
     /// saturated PostgreSQL server's ingest time 1.21 times as long with an enabled destination; at ten, 1.08.
     public var deliveryYield: Double = 10
+    /// How often due answers to refund requests are looked for; nil: not by this process (tests drive the worker).
+    public var refundAnswerInterval: Duration? = .seconds(1)
     /// The root signing key's private half, base64 (`STOREKEEPER_SIGNING_KEY`); nil: the key file.
     public var signingKey: String?
     /// The root signing key's file; nil: `storekeeper-signing.key` beside the SQLite database (`SigningRootKey`).
