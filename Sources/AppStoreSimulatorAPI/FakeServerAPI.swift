@@ -237,10 +237,10 @@ public struct FakeServerAPI: Sendable {
     /// Send Consumption Information's body, every field optional so that a missing one gets Apple's own error.
     struct ConsumptionBody: Decodable {
         var customerConsented: Bool?
-        var deliveryStatus: String?
+        var deliveryStatus: PurchaseDeliveryStatus?
         var sampleContentProvided: Bool?
         var consumptionPercentage: Int32?
-        var refundPreference: String?
+        var refundPreference: RefundPreference?
     }
 
     static func field(_ error: DecodingError) -> String? {
@@ -252,40 +252,35 @@ public struct FakeServerAPI: Sendable {
         }
     }
 
-    static let deliveryStatuses: Set<String> = [
-        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
-    ]
-    static let refundPreferences: Set<String> = ["DECLINE", "GRANT_FULL", "GRANT_PRORATED"]
-
-    static func consumption(_ body: ConsumptionBody, productType: String, at now: Int64) throws(APIFailure) -> ReceivedConsumption {
+    static func consumption(_ body: ConsumptionBody, productType: ProductType, at now: Int64) throws(APIFailure) -> ReceivedConsumption {
         guard body.customerConsented == true else {
             throw APIFailure(status: .badRequest, code: 4_000_035, message: "Invalid request. The customer consented field is invalid.")
         }
-        guard let delivery = body.deliveryStatus, deliveryStatuses.contains(delivery) else {
+        guard let delivery = body.deliveryStatus, delivery.isKnown else {
             throw APIFailure(status: .badRequest, code: 4_000_036, message: "Invalid request. The delivery status field is invalid.")
         }
         guard let sample = body.sampleContentProvided else {
             throw APIFailure(
                 status: .badRequest, code: 4_000_041, message: "Invalid request. The sample content provided field is invalid.")
         }
-        if let preference = body.refundPreference, !refundPreferences.contains(preference) {
+        if let preference = body.refundPreference, !preference.isKnown {
             throw APIFailure.invalid("Invalid request. The refund preference field is invalid.")
         }
         if let percentage = body.consumptionPercentage {
             guard (0...100_000).contains(percentage) else {
                 throw APIFailure.invalid("Invalid request. The consumption percentage field is invalid.")
             }
-            guard productType != "Auto-Renewable Subscription" else {
+            guard productType != .autoRenewable else {
                 throw APIFailure.invalid(
                     "ConsumptionPercentageAutoRenewableSubscriptionError: don't provide a consumption percentage for an auto-renewable subscription."
                 )
             }
-            if delivery != "DELIVERED", percentage != 0 {
+            if delivery != .delivered, percentage != 0 {
                 throw APIFailure.invalid(
                     "UndeliveredConsumptionPercentageNonZeroError: a purchase not delivered has a consumption percentage of 0.")
             }
         }
-        if body.refundPreference == "GRANT_PRORATED", productType != "Auto-Renewable Subscription",
+        if body.refundPreference == .grantProrated, productType != .autoRenewable,
             !(1..<100_000).contains(body.consumptionPercentage ?? 0)
         {
             throw APIFailure.invalid("GRANT_PRORATED needs a consumption percentage greater than 0 and less than 100000.")

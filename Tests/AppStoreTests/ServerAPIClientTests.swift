@@ -204,8 +204,8 @@ import Testing
             try await client.sendConsumptionInformation(
                 transactionId: "42",
                 .init(
-                    customerConsented: true, deliveryStatus: "DELIVERED", sampleContentProvided: false,
-                    consumptionPercentage: 25_000, refundPreference: "DECLINE"))
+                    customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false,
+                    consumptionPercentage: 25_000, refundPreference: .decline))
             let consumption = try JSONSerialization.jsonObject(with: try #require(log.last?.body)) as? [String: Any]
             #expect(consumption?["deliveryStatus"] as? String == "DELIVERED" && consumption?["consumptionPercentage"] as? Int == 25_000)
 

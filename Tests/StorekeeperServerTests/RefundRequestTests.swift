@@ -132,7 +132,7 @@ struct RefundRequestTests {
             #expect(sent?["customerConsented"] as? Bool == true)
             #expect(sent?["consumptionPercentage"] == nil, "never a percentage for an auto-renewable subscription")
             let received = await rig.store.with { $0.consumptionAnswers[request.transactionId] }
-            #expect(received?.refundPreference == "DECLINE")
+            #expect(received?.refundPreference == .decline)
             // Still subscribed: Apple declined.
             let state = try await rig.client.customer(try await rig.appUserId("dee"), key: rig.harness.app.secretKey)
             #expect(try customer(state).customer.entitlements["pro"]?.active == true)
@@ -287,7 +287,7 @@ struct RefundRequestTests {
     func fakeAPIValidation() throws {
         func check(_ body: FakeServerAPI.ConsumptionBody, _ type: String) -> Int64? {
             do {
-                _ = try FakeServerAPI.consumption(body, productType: type, at: 0)
+                _ = try FakeServerAPI.consumption(body, productType: ProductType(rawValue: type), at: 0)
                 return nil
             } catch {
                 return error.code
@@ -295,8 +295,8 @@ struct RefundRequestTests {
         }
         let renewable = "Auto-Renewable Subscription"
         var body = FakeServerAPI.ConsumptionBody(
-            customerConsented: true, deliveryStatus: "DELIVERED", sampleContentProvided: false, consumptionPercentage: nil,
-            refundPreference: "GRANT_PRORATED")
+            customerConsented: true, deliveryStatus: .delivered, sampleContentProvided: false, consumptionPercentage: nil,
+            refundPreference: .grantProrated)
         #expect(check(body, renewable) == nil)
         body.customerConsented = false
         #expect(check(body, renewable) == 4_000_035)
@@ -306,11 +306,11 @@ struct RefundRequestTests {
         #expect(check(body, "Consumable") == nil)
         body.consumptionPercentage = nil
         #expect(check(body, "Consumable") == 4_000_006, "GRANT_PRORATED needs a percentage for a consumable")
-        body.deliveryStatus = "UNDELIVERED_OTHER"
+        body.deliveryStatus = .undeliveredOther
         body.consumptionPercentage = 5
         body.refundPreference = nil
         #expect(check(body, "Consumable") == 4_000_006, "not delivered: 0")
-        body.deliveryStatus = "LOST"
+        body.deliveryStatus = PurchaseDeliveryStatus(rawValue: "LOST")
         #expect(check(body, "Consumable") == 4_000_036)
     }
 
@@ -323,7 +323,7 @@ struct RefundRequestTests {
         let policy = RefundPolicy(rules: [used, big], defaultPreference: .grantProrated)
         func facts(used: Bool?, spend: Double, override: RefundPreference? = nil) -> RefundRequestFacts {
             RefundRequestFacts(
-                productId: "p", productType: "Consumable", reason: nil, hoursSincePurchase: 1, lifetimeSpendUSD: spend, refundsBefore: 0,
+                productId: "p", productType: .consumable, reason: nil, hoursSincePurchase: 1, lifetimeSpendUSD: spend, refundsBefore: 0,
                 entitlementUsed: used, override: override)
         }
         #expect(policy.decide(facts(used: true, spend: 500)) == RefundDecision(preference: .decline, decidedBy: "rule:used"))
@@ -334,17 +334,17 @@ struct RefundRequestTests {
                 == RefundDecision(preference: .grantFull, decidedBy: "override"))
 
         // GRANT_PRORATED without a usable share is sent without a preference, and says why.
-        let noShare = ConsumptionAnswer(preference: .grantProrated, productType: "Consumable", report: nil, sampleContentProvided: true)
+        let noShare = ConsumptionAnswer(preference: .grantProrated, productType: .consumable, report: nil, sampleContentProvided: true)
         #expect(noShare.preference == nil)
         #expect(noShare.note != nil)
         #expect(noShare.request.sampleContentProvided)
         let report = ConsumptionReportRecord(appId: "a", appUserId: "u", consented: true, consumptionPercentage: 40_000, updatedAt: 0)
-        let share = ConsumptionAnswer(preference: .grantProrated, productType: "Consumable", report: report, sampleContentProvided: false)
-        #expect(share.request.refundPreference == "GRANT_PRORATED")
+        let share = ConsumptionAnswer(preference: .grantProrated, productType: .consumable, report: report, sampleContentProvided: false)
+        #expect(share.request.refundPreference == .grantProrated)
         #expect(share.request.consumptionPercentage == 40_000)
         let renewable = ConsumptionAnswer(
-            preference: .grantProrated, productType: "Auto-Renewable Subscription", report: report, sampleContentProvided: false)
+            preference: .grantProrated, productType: .autoRenewable, report: report, sampleContentProvided: false)
         #expect(renewable.request.consumptionPercentage == nil)
-        #expect(renewable.request.refundPreference == "GRANT_PRORATED")
+        #expect(renewable.request.refundPreference == .grantProrated)
     }
 }

@@ -185,17 +185,15 @@ public struct MassExtendRenewalDateStatusResponse: Decodable, Sendable, Hashable
 /// customer asked for.
 public struct ConsumptionRequest: Encodable, Sendable, Hashable {
     public var customerConsented: Bool
-    /// `DELIVERED`, `UNDELIVERED_QUALITY_ISSUE`, `UNDELIVERED_WRONG_ITEM`, `UNDELIVERED_SERVER_OUTAGE`, `UNDELIVERED_OTHER`.
-    public var deliveryStatus: String
+    public var deliveryStatus: PurchaseDeliveryStatus
     public var sampleContentProvided: Bool
-    /// Share consumed, in milli-percent (0 to 100000).
+    /// Share consumed, in milli-percent (0 to 100000); never for an auto-renewable subscription.
     public var consumptionPercentage: Int32?
-    /// `DECLINE`, `GRANT_FULL` or `GRANT_PRORATED`.
-    public var refundPreference: String?
+    public var refundPreference: RefundPreference?
 
     public init(
-        customerConsented: Bool, deliveryStatus: String, sampleContentProvided: Bool, consumptionPercentage: Int32? = nil,
-        refundPreference: String? = nil
+        customerConsented: Bool, deliveryStatus: PurchaseDeliveryStatus, sampleContentProvided: Bool,
+        consumptionPercentage: Int32? = nil, refundPreference: RefundPreference? = nil
     ) {
         self.customerConsented = customerConsented
         self.deliveryStatus = deliveryStatus

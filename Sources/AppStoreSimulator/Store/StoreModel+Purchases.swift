@@ -92,7 +92,7 @@ extension StoreModel {
     }
 
     /// The product type Apple signed for a transaction (`Auto-Renewable Subscription` …).
-    public func productType(ofTransaction id: String) -> String? { transactions[id]?.value.type?.rawValue }
+    public func productType(ofTransaction id: String) -> ProductType? { transactions[id]?.value.type }
 
     /// Apple decides the refund the customer asked for by the preference the developer sent for it: `DECLINE` declines
     /// (`REFUND_DECLINED`), `GRANT_FULL` refunds in full, `GRANT_PRORATED` refunds the share not consumed (for a
@@ -111,10 +111,10 @@ extension StoreModel {
             let length = max(period.end - period.start, 1)
             unusedShare = Int32(clamping: max(period.end - now, 0) * 100_000 / length)
         }
-        switch consumptionAnswers[transactionId]?.refundPreference ?? (otherwise == "grant" ? "GRANT_FULL" : "DECLINE") {
-        case "GRANT_FULL":
+        switch consumptionAnswers[transactionId]?.refundPreference ?? (otherwise == "grant" ? .grantFull : .decline) {
+        case .grantFull:
             return try refund(name, product: product, appIssue: false)
-        case "GRANT_PRORATED":
+        case .grantProrated:
             guard let share = unusedShare, (1..<100_000).contains(share) else { return try refund(name, product: product, appIssue: false) }
             return try refund(name, product: product, appIssue: false, percentage: share)
         default:

@@ -10,16 +10,16 @@ struct ConsumptionAnswer: Sendable, Hashable {
     var preference: RefundPreference?
     var note: String?
 
-    static let autoRenewable = "Auto-Renewable Subscription"
-
-    init(preference decided: RefundPreference?, productType: String?, report: ConsumptionReportRecord?, sampleContentProvided: Bool) {
-        let delivery = report?.deliveryStatus ?? PurchaseDeliveryStatus.delivered.rawValue
+    init(
+        preference decided: RefundPreference?, productType: ProductType?, report: ConsumptionReportRecord?, sampleContentProvided: Bool
+    ) {
+        let delivery = report?.deliveryStatus.map(PurchaseDeliveryStatus.init(rawValue:)) ?? .delivered
         var percentage: Int?
-        if productType != Self.autoRenewable {
-            percentage = delivery == PurchaseDeliveryStatus.delivered.rawValue ? report?.consumptionPercentage : 0
+        if productType != .autoRenewable {
+            percentage = delivery == .delivered ? report?.consumptionPercentage : 0
         }
         var preference = decided
-        if decided == .grantProrated, productType != Self.autoRenewable, !(1..<100_000).contains(percentage ?? 0) {
+        if decided == .grantProrated, productType != .autoRenewable, !(1..<100_000).contains(percentage ?? 0) {
             preference = nil
             note =
                 "GRANT_PRORATED needs the share consumed (between 0 and 100%, exclusive), which the app did not report: sent without a preference"
@@ -28,6 +28,6 @@ struct ConsumptionAnswer: Sendable, Hashable {
         request = ConsumptionRequest(
             customerConsented: true, deliveryStatus: delivery,
             sampleContentProvided: report?.sampleContentProvided ?? sampleContentProvided,
-            consumptionPercentage: percentage.map { Int32(clamping: $0) }, refundPreference: preference?.rawValue)
+            consumptionPercentage: percentage.map { Int32(clamping: $0) }, refundPreference: preference)
     }
 }

@@ -81,7 +81,8 @@ public struct RefundAnswerWorker: Service {
             return false
         }
         let answer = ConsumptionAnswer(
-            preference: request.preference.flatMap(RefundPreference.init(rawValue:)), productType: request.productType, report: report,
+            preference: request.preference.map(RefundPreference.init(rawValue:)),
+            productType: request.productType.map(ProductType.init(rawValue:)), report: report,
             sampleContentProvided: app.config.refundPolicy?.sampleContentProvided ?? false)
         let body = String(decoding: try JSONEncoder.sortedKeys.encode(answer.request), as: UTF8.self)
         let failure: AppStoreServerAPIError?

@@ -1,20 +1,5 @@
+import AppStore
 import Foundation
-
-/// Apple's `refundPreference`: what the developer would like Apple to decide.
-public enum RefundPreference: String, Codable, Sendable, Hashable, CaseIterable {
-    case decline = "DECLINE"
-    case grantFull = "GRANT_FULL"
-    case grantProrated = "GRANT_PRORATED"
-}
-
-/// Apple's `deliveryStatus`: whether the app delivered a purchase that works.
-public enum PurchaseDeliveryStatus: String, Codable, Sendable, Hashable, CaseIterable {
-    case delivered = "DELIVERED"
-    case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
-    case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
-    case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE"
-    case undeliveredOther = "UNDELIVERED_OTHER"
-}
 
 /// How an app answers Apple's refund requests (`CONSUMPTION_REQUEST`): ordered rules over what the server knows of the
 /// customer, the first that matches decides; otherwise `defaultPreference`. An answer is sent only with the customer's
@@ -54,6 +39,7 @@ public struct RefundPolicy: Codable, Sendable, Hashable {
 
     /// Refuses what could never work, naming the field.
     public func validate() throws(CoreError) {
+        try Self.check(defaultPreference, field: "defaultPreference")
         guard (0...Self.maxHoldMinutes).contains(holdMinutes) else {
             throw .invalidInput(field: "holdMinutes", "a hold is 0 to \(Self.maxHoldMinutes) minutes: Apple waits 12 hours for the answer")
         }
@@ -68,6 +54,13 @@ public struct RefundPolicy: Codable, Sendable, Hashable {
             }
             try rule.validate(field: field)
         }
+    }
+
+    /// Refuses a preference Apple does not document (Apple's enumerations decode any string).
+    public static func check(_ preference: RefundPreference?, field: String) throws(CoreError) {
+        guard let preference, !preference.isKnown else { return }
+        throw .invalidInput(
+            field: field, "'\(preference.rawValue)' is not one of \(RefundPreference.known.map(\.rawValue).joined(separator: ", "))")
     }
 
     /// The preference for a request, and what decided it.
@@ -87,10 +80,10 @@ public struct RefundRule: Codable, Sendable, Hashable {
     /// What the rule answers; absent: the consumption information without a preference.
     public var preference: RefundPreference?
     /// Apple's product types: `Auto-Renewable Subscription`, `Non-Renewing Subscription`, `Consumable`, `Non-Consumable`.
-    public var productTypes: [String]?
+    public var productTypes: [ProductType]?
     public var productIds: [String]?
     /// Apple's `consumptionRequestReason`s: `UNINTENDED_PURCHASE`, `FULFILLMENT_ISSUE`, `UNSATISFIED_WITH_PURCHASE`, `LEGAL`, `OTHER`.
-    public var reasons: [String]?
+    public var reasons: [ConsumptionRequestReason]?
     /// Hours from the purchase to the request.
     public var minHoursSincePurchase: Double?
     public var maxHoursSincePurchase: Double?
@@ -114,17 +107,17 @@ public struct RefundRule: Codable, Sendable, Hashable {
         case minLifetimeSpendUSD, maxLifetimeSpendUSD, minRefundsBefore, maxRefundsBefore, entitlementUsed
     }
 
-    static let productTypes: Set<String> = ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"]
-    static let reasons: Set<String> = ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
-
     func validate(field: String) throws(CoreError) {
-        if let unknown = productTypes?.first(where: { !Self.productTypes.contains($0) }) {
+        try RefundPolicy.check(preference, field: "\(field).preference")
+        if let unknown = productTypes?.first(where: { !$0.isKnown }) {
             throw .invalidInput(
                 field: "\(field).productTypes",
-                "'\(unknown)' is not one of Apple's product types: \(Self.productTypes.sorted().joined(separator: ", "))")
+                "'\(unknown)' is not one of Apple's product types: \(ProductType.known.map(\.rawValue).joined(separator: ", "))")
         }
-        if let unknown = reasons?.first(where: { !Self.reasons.contains($0) }) {
-            throw .invalidInput(field: "\(field).reasons", "'\(unknown)' is not one of Apple's consumption request reasons")
+        if let unknown = reasons?.first(where: { !$0.isKnown }) {
+            throw .invalidInput(
+                field: "\(field).reasons",
+                "'\(unknown)' is not one of Apple's reasons: \(ConsumptionRequestReason.known.map(\.rawValue).joined(separator: ", "))")
         }
         func range<T: Comparable & Sendable>(_ low: T?, _ high: T?, _ name: String, floor: T) throws(CoreError) {
             if let low, low < floor { throw .invalidInput(field: "\(field).min\(name)", "cannot be negative") }
@@ -137,9 +130,9 @@ public struct RefundRule: Codable, Sendable, Hashable {
     }
 
     func matches(_ facts: RefundRequestFacts) -> Bool {
-        if let productTypes, !productTypes.contains(facts.productType ?? "") { return false }
+        if let productTypes, !productTypes.contains(where: { $0 == facts.productType }) { return false }
         if let productIds, !productIds.contains(facts.productId) { return false }
-        if let reasons, !reasons.contains(facts.reason ?? "") { return false }
+        if let reasons, !reasons.contains(where: { $0 == facts.reason }) { return false }
         if minHoursSincePurchase != nil || maxHoursSincePurchase != nil {
             guard let hours = facts.hoursSincePurchase else { return false }
             if let min = minHoursSincePurchase, hours < min { return false }
@@ -157,8 +150,8 @@ public struct RefundRule: Codable, Sendable, Hashable {
 /// What the server knows of a refund request and its customer when it decides.
 public struct RefundRequestFacts: Sendable, Hashable {
     public var productId: String
-    public var productType: String?
-    public var reason: String?
+    public var productType: ProductType?
+    public var reason: ConsumptionRequestReason?
     public var hoursSincePurchase: Double?
     public var lifetimeSpendUSD: Double
     public var refundsBefore: Int
@@ -167,7 +160,8 @@ public struct RefundRequestFacts: Sendable, Hashable {
     public var override: RefundPreference?
 
     public init(
-        productId: String, productType: String?, reason: String?, hoursSincePurchase: Double?, lifetimeSpendUSD: Double,
+        productId: String, productType: ProductType?, reason: ConsumptionRequestReason?, hoursSincePurchase: Double?,
+        lifetimeSpendUSD: Double,
         refundsBefore: Int, entitlementUsed: Bool?, override: RefundPreference?
     ) {
         self.productId = productId

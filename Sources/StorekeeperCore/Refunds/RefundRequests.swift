@@ -40,11 +40,10 @@ public struct RefundRequests: Sendable {
             if let policy = app.config.refundPolicy {
                 let spend = try await session.spend(customerId: customerId, environment: environment, before: requestedAt)
                 let facts = RefundRequestFacts(
-                    productId: productId, productType: transaction.type?.rawValue,
-                    reason: verified.payload.data?.consumptionRequestReason?.rawValue,
+                    productId: productId, productType: transaction.type, reason: verified.payload.data?.consumptionRequestReason,
                     hoursSincePurchase: transaction.purchaseDate.map { Double(requestedAt - $0.millisecondsSince1970) / 3_600_000 },
                     lifetimeSpendUSD: spend.netUSD, refundsBefore: spend.refundsBefore, entitlementUsed: report?.entitlementUsed,
-                    override: report?.override.flatMap(RefundPreference.init(rawValue:)))
+                    override: report?.override.map(RefundPreference.init(rawValue:)))
                 decision = policy.decide(facts)
                 // The hold ends half an hour before Apple's window at the latest, leaving time for retries.
                 due = max(now, min(now + Int64(policy.holdMinutes) * 60_000, deadline - 1_800_000))
@@ -190,12 +189,16 @@ public struct ConsumptionReport: Codable, Sendable, Hashable {
         customerConsented = record.consented
         entitlementUsed = record.entitlementUsed
         consumptionPercentage = record.consumptionPercentage
-        deliveryStatus = record.deliveryStatus.flatMap(PurchaseDeliveryStatus.init(rawValue:))
+        deliveryStatus = record.deliveryStatus.map(PurchaseDeliveryStatus.init(rawValue:))
         sampleContentProvided = record.sampleContentProvided
-        refundPreferenceOverride = record.override.flatMap(RefundPreference.init(rawValue:))
+        refundPreferenceOverride = record.override.map(RefundPreference.init(rawValue:))
     }
 
     func validate() throws(CoreError) {
+        if let deliveryStatus, !deliveryStatus.isKnown {
+            throw .invalidInput(
+                field: "deliveryStatus", "one of \(PurchaseDeliveryStatus.known.map(\.rawValue).joined(separator: ", "))")
+        }
         if let percentage = consumptionPercentage, !(0...100_000).contains(percentage) {
             throw .invalidInput(field: "consumptionPercentage", "a share in milli-percent: 0 to 100000 (100%)")
         }

@@ -1,3 +1,4 @@
+import AppStore
 import Foundation
 import Hummingbird
 import StorekeeperCore
@@ -62,7 +63,7 @@ extension DashboardController {
             RefundRequestsPage(
                 chrome: chrome, policy: policy, pending: rows.filter { $0.decideAction != nil },
                 answered: rows.filter { $0.decideAction == nil },
-                preferences: RefundPreference.allCases.map(\.rawValue)))
+                preferences: RefundPreference.known.map(\.rawValue)))
     }
 
     struct DecisionForm: Decodable {
@@ -77,7 +78,8 @@ extension DashboardController {
         try Self.checkCSRF(form.csrf, context)
         var preference: RefundPreference?
         if let given = form.preference, given != "none" {
-            guard let known = RefundPreference(rawValue: given) else {
+            let known = RefundPreference(rawValue: given)
+            guard known.isKnown else {
                 throw CoreError.invalidInput(field: "preference", "DECLINE, GRANT_FULL, GRANT_PRORATED or none")
             }
             preference = known

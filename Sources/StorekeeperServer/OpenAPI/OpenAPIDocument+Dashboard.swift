@@ -1,4 +1,5 @@
 import Analytics
+import AppStore
 import Entitlements
 import OpenAPIKit
 import StorekeeperCore
@@ -183,7 +184,7 @@ extension OpenAPIDocument {
                     ],
                     requestBody: form([
                         "csrf": .string,
-                        "preference": .string(allowedValues: RefundPreference.allCases.map { .init($0.rawValue) } + ["none"]),
+                        "preference": .string(allowedValues: RefundPreference.known.map { .init($0.rawValue) } + ["none"]),
                     ]),
                     responses: merged(
                         [303: seeOther("Back to the refund requests; without a session, to sign-in.")],

@@ -1,15 +1,16 @@
+import AppStore
 import OpenAPIKit
 import Storage
 import StorekeeperCore
 
 /// Refund requests: the app's consumption reports, and the team's policy, overrides, requests and decisions.
 extension OpenAPIDocument {
-    static let refundPreferenceSchema = JSONSchema.string(allowedValues: RefundPreference.allCases.map { .init($0.rawValue) })
+    static let refundPreferenceSchema = JSONSchema.string(allowedValues: RefundPreference.known.map { .init($0.rawValue) })
     /// A preference or null (no preference): an enum's values do not include null, so the two are alternatives.
     static func nullablePreference(required: Bool) -> JSONSchema {
         .one(of: [refundPreferenceSchema, .null()], core: .init(required: required))
     }
-    static let purchaseDeliverySchema = JSONSchema.string(allowedValues: PurchaseDeliveryStatus.allCases.map { .init($0.rawValue) })
+    static let purchaseDeliverySchema = JSONSchema.string(allowedValues: PurchaseDeliveryStatus.known.map { .init($0.rawValue) })
 
     static func refundRuleSchema() -> JSONSchema {
         let hours = JSONSchema.number(required: false, minimum: (0, exclusive: false))
@@ -20,8 +21,7 @@ extension OpenAPIDocument {
                 "preference": nullablePreference(required: false),
                 "productTypes": .array(
                     required: false,
-                    items: .string(
-                        allowedValues: ["Auto-Renewable Subscription", "Non-Renewing Subscription", "Consumable", "Non-Consumable"])),
+                    items: .string(allowedValues: ProductType.known.map { .init($0.rawValue) })),
                 "productIds": .array(required: false, items: .string),
                 "reasons": .array(
                     required: false,

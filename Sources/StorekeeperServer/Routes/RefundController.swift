@@ -1,3 +1,4 @@
+import AppStore
 import Entitlements
 import Hummingbird
 import Storage
@@ -90,6 +91,7 @@ struct PreferenceBody: Decodable {
             throw CoreError.invalidInput(field: "preference", "preference is required (null for no preference)")
         }
         preference = try c.decodeNil(forKey: .preference) ? nil : try c.decode(RefundPreference.self, forKey: .preference)
+        try RefundPolicy.check(preference, field: "preference")
     }
 }
 
