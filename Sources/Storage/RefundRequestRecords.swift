@@ -282,6 +282,18 @@ extension StorageSession {
         return try await update.returning("notification_uuid").all().count
     }
 
+    /// Apple's decisions on refunds of an original transaction (`REFUND`, `REFUND_DECLINED`, `REFUND_REVERSED`) signed at or
+    /// after `instant`, oldest first: what a refund request that arrives after them (Apple retries out of order) links to.
+    public func refundDecisions(app appId: String, originalTransactionId: String, since instant: Int64) async throws
+        -> [RefundDecisionNotice]
+    {
+        try await sql.select().column("notification_type").column("signed_date").from("notifications")
+            .where("app_id", .equal, appId).where("original_transaction_id", .equal, originalTransactionId)
+            .where("notification_type", .in, ["REFUND", "REFUND_DECLINED", "REFUND_REVERSED"])
+            .where("signed_date", .greaterThanOrEqual, instant)
+            .orderBy("signed_date").all(decoding: RefundDecisionNotice.self)
+    }
+
     /// Requests whose customer has now consented: those not sent for want of consent become waiting again.
     @discardableResult
     public func reopenForConsent(app appId: String, customerId: String, now: Int64) async throws -> Int {
@@ -317,14 +329,17 @@ extension StorageSession {
             .returning(SQLLiteral.all).first(decoding: RefundRequestRecord.self)
     }
 
-    /// What an attempt to answer ended in.
+    /// What an attempt to answer ended in. Written only while the claim is the one that made the attempt
+    /// (`claimedUntil`, the lease it set): a person who decided meanwhile moved the next attempt to now, and their answer,
+    /// sent next, is the one recorded.
     public func finishRefundAnswer(
-        app appId: String, notificationUUID: String, status: RefundRequestRecord.Status, body: String?, preference: String?,
-        note: String?, appleStatus: Int?, error: String?, nextAttemptAt: Int64?, now: Int64
+        app appId: String, notificationUUID: String, claimedUntil: Int64, status: RefundRequestRecord.Status, body: String?,
+        preference: String?, note: String?, appleStatus: Int?, error: String?, nextAttemptAt: Int64?, now: Int64
     ) async throws {
         let update = sql.update(Self.refundRequests).set("status", to: status.rawValue).set("last_error", to: error)
             .set("apple_status", to: appleStatus).set("note", to: note)
             .where("app_id", .equal, appId).where("notification_uuid", .equal, notificationUUID)
+            .where("next_attempt_at", .equal, claimedUntil)
         if let nextAttemptAt { update.set("next_attempt_at", to: nextAttemptAt) }
         if status == .sent {
             update.set("answered_at", to: now).set("body", to: body).set("preference", to: preference)
@@ -378,6 +393,17 @@ extension StorageDatabase {
             if let productId { query.where("product_id", .equal, productId) }
             return try await query.all(decoding: RefundRequestTally.self)
         }
+    }
+}
+
+/// A notification of Apple's decision on a refund, as `refundDecisions` reads it.
+public struct RefundDecisionNotice: Decodable, Sendable, Hashable {
+    public var type: String
+    public var signedDate: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case type = "notification_type"
+        case signedDate = "signed_date"
     }
 }
 

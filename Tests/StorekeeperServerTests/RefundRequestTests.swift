@@ -283,6 +283,80 @@ struct RefundRequestTests {
         }
     }
 
+    @Test("Apple's decision delivered before the refund request is linked to it, and no answer is sent", arguments: TestDatabase.available)
+    func decisionBeforeRequest(database: TestDatabase) async throws {
+        var model = StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 46, start: at(0))
+        try model.addCustomer("hal")
+        let bought = try model.subscribe("hal", product: "pro.monthly", offer: .none)
+        _ = try model.advance(to: at(2))
+        let asked = try model.requestConsumption("hal", product: nil, reason: .unintendedPurchase)
+        _ = try model.advance(to: at(2.2))
+        let declined = try model.declineRefund("hal", product: nil)
+        let appUserId = try #require(model.appUserId(of: "hal"))
+        try await Self.withRig(database) { rig in
+            rig.harness.clock.set(at(2.2))
+            for notification in bought + declined + asked {
+                #expect(try await rig.client.postNotification(rig.appId, notification.signedPayload).status == .ok)
+            }
+            let consented = try await rig.client.execute(
+                uri: TruthCheck.customerPath(appUserId) + "/consumption", method: .post, headers: headers(rig.harness.app.publicKey),
+                body: try Self.jsonBody(["customerConsented": true]))
+            #expect(consented.status == .ok)
+            while try await rig.harness.core.refundAnswers.pass() > 0 {}
+            let request = try #require(try await rig.requests().first)
+            #expect(request.outcome == "declined")
+            #expect(request.status == "unanswered")
+            #expect(request.note?.contains("Apple decided") == true)
+            #expect(rig.api.requests.withLockedValue { $0["consumption"] } == nil)
+        }
+    }
+
+    @Test("an attempt's outcome is not written over a person's decision made while it was in flight")
+    func staleAttempt() async throws {
+        let h = try await Harness.make(.sqlite)
+        let db = h.core.database
+        var record = RefundRequestRecord(
+            appId: h.app.appId, notificationUUID: "n1", environment: "Sandbox", customerId: "c1", transactionId: "t1",
+            originalTransactionId: "t1", productId: "pro.monthly", productType: "Auto-Renewable Subscription", reason: nil,
+            requestedAt: 0, deadlineAt: 43_200_000, status: .waiting, dueAt: 1_000, preference: "GRANT_FULL", decidedBy: "default",
+            note: nil, createdAt: 0)
+        record.nextAttemptAt = 1_000
+        let inserted = record
+        try await db.writing { try await $0.insert(inserted) }
+        let claimed = try await db.writing {
+            try await $0.claimRefundRequest(app: h.app.appId, notificationUUID: "n1", now: 1_000, lease: 60_000)
+        }
+        #expect(claimed?.attempts == 1)
+        // A person decides while the attempt is with Apple; the attempt's late outcome must not replace theirs.
+        let decided = try await db.writing {
+            try await $0.decideRefundRequest(app: h.app.appId, notificationUUID: "n1", preference: "DECLINE", by: "ops", now: 2_000)
+        }
+        #expect(decided)
+        try await db.writing {
+            try await $0.finishRefundAnswer(
+                app: h.app.appId, notificationUUID: "n1", claimedUntil: 61_000, status: .sent, body: "{}", preference: "GRANT_FULL",
+                note: nil, appleStatus: 202, error: nil, nextAttemptAt: nil, now: 3_000)
+        }
+        var stored = try #require(try await db.refundRequest(app: h.app.appId, notificationUUID: "n1"))
+        #expect(stored.status == .waiting)
+        #expect(stored.preference == "DECLINE")
+        #expect(stored.decidedBy == "person:ops")
+        // The person's own attempt, under its own claim, is recorded.
+        let again = try await db.writing {
+            try await $0.claimRefundRequest(app: h.app.appId, notificationUUID: "n1", now: 4_000, lease: 60_000)
+        }
+        #expect(again?.preference == "DECLINE")
+        try await db.writing {
+            try await $0.finishRefundAnswer(
+                app: h.app.appId, notificationUUID: "n1", claimedUntil: 64_000, status: .sent, body: "{}", preference: "DECLINE",
+                note: nil, appleStatus: 202, error: nil, nextAttemptAt: nil, now: 5_000)
+        }
+        stored = try #require(try await db.refundRequest(app: h.app.appId, notificationUUID: "n1"))
+        #expect(stored.status == .sent)
+        #expect(stored.attempts == 2)
+        await h.close()
+    }
+
     @Test("the fake Server API validates a consumption body as Apple documents it")
     func fakeAPIValidation() throws {
         func check(_ body: FakeServerAPI.ConsumptionBody, _ type: String) -> Int64? {

@@ -29,15 +29,16 @@ public struct RefundAnswerWorker: Service {
     /// One pass over what is due; how many answers it sent.
     @discardableResult
     public func pass() async throws -> Int {
-        let now = clock().millisecondsSince1970
         var sent = 0
-        for key in try await database.dueRefundRequests(now: now, limit: 100) {
-            if try await answer(key, now: now) { sent += 1 }
+        for key in try await database.dueRefundRequests(now: clock().millisecondsSince1970, limit: 100) {
+            if try await answer(key) { sent += 1 }
         }
         return sent
     }
 
-    private func answer(_ key: RefundRequestKey, now: Int64) async throws -> Bool {
+    private func answer(_ key: RefundRequestKey) async throws -> Bool {
+        // Each request on the clock of its own turn: one pass can wait on Apple for a while.
+        let now = clock().millisecondsSince1970
         let claimed = try await database.writing { session in
             try await session.claimRefundRequest(app: key.appId, notificationUUID: key.notificationUUID, now: now, lease: lease)
         }
@@ -48,8 +49,8 @@ public struct RefundAnswerWorker: Service {
         ) async throws {
             try await database.writing { session in
                 try await session.finishRefundAnswer(
-                    app: key.appId, notificationUUID: key.notificationUUID, status: status, body: body, preference: preference, note: note,
-                    appleStatus: appleStatus, error: error, nextAttemptAt: next, now: now)
+                    app: key.appId, notificationUUID: key.notificationUUID, claimedUntil: now + lease, status: status, body: body,
+                    preference: preference, note: note, appleStatus: appleStatus, error: error, nextAttemptAt: next, now: now)
             }
             metrics.refundAnswer(status.rawValue)
         }
@@ -58,10 +59,12 @@ public struct RefundAnswerWorker: Service {
             return false
         }
         let app: AppRuntime
-        do { app = try await registry.app(id: key.appId) } catch {
+        do {
+            app = try await registry.app(id: key.appId)
+        } catch CoreError.appNotFound {
             try await finish(.unanswered, note: "the app is gone")
             return false
-        }
+        }  // Another failure (the database) leaves the claim to lapse: the request is taken again after the lease.
         let report = try await database.reading { session in
             try await session.consumptionReport(app: key.appId, customerId: request.customerId)
         }

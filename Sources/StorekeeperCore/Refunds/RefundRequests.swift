@@ -62,16 +62,40 @@ public struct RefundRequests: Sendable {
                 status = .expired
                 note = "the request reached the server after Apple's 12-hour window"
             }
-            let record = RefundRequestRecord(
+            // Apple's decision can reach the server first (retries come out of order): link it now, and answer no more.
+            let original = transaction.originalTransactionId ?? transactionId
+            let outcome = Self.outcome(
+                of: try await session.refundDecisions(app: app.id, originalTransactionId: original, since: requestedAt))
+            if let outcome, status != .expired {
+                status = .unanswered
+                note = "Apple decided (\(outcome.name)) before the request reached the server"
+            }
+            var record = RefundRequestRecord(
                 appId: app.id, notificationUUID: uuid, environment: environment, customerId: customerId, transactionId: transactionId,
-                originalTransactionId: transaction.originalTransactionId ?? transactionId, productId: productId,
+                originalTransactionId: original, productId: productId,
                 productType: transaction.type?.rawValue, reason: verified.payload.data?.consumptionRequestReason?.rawValue,
                 requestedAt: requestedAt, deadlineAt: deadline, status: status, dueAt: due, preference: decision.preference?.rawValue,
                 decidedBy: decision.decidedBy, note: note, createdAt: now)
+            record.outcome = outcome?.name
+            record.outcomeAt = outcome?.at
             try await session.insert(record)
         default:
             return
         }
+    }
+
+    /// What Apple's decisions, oldest first, leave a request at: refunded (then perhaps reversed) or declined.
+    static func outcome(of notices: [RefundDecisionNotice]) -> (name: String, at: Int64)? {
+        var outcome: (name: String, at: Int64)?
+        for notice in notices {
+            switch notice.type {
+            case "REFUND": outcome = ("refunded", notice.signedDate)
+            case "REFUND_DECLINED" where outcome == nil: outcome = ("declined", notice.signedDate)
+            case "REFUND_REVERSED" where outcome?.name == "refunded": outcome = ("reversed", notice.signedDate)
+            default: break
+            }
+        }
+        return outcome
     }
 
     // MARK: - What the app reports
