@@ -42,9 +42,9 @@ struct RefundRequestCounts {
         if tally.status == RefundRequestRecord.Status.sent.rawValue { answered += 1 }
         if tally.granted {
             granted += 1
-            if tally.outcome == "reversed" { reversed += 1 }
+            if tally.outcome == .reversed { reversed += 1 }
             if tally.answeredGrant { grantedAsAnswered += 1 }
-        } else if tally.outcome == "declined" {
+        } else if tally.outcome == .declined {
             declined += 1
             if tally.answeredDecline { declinedAsAnswered += 1 }
         }

@@ -1,5 +1,34 @@
 import SQLKit
 
+/// Apple's decision on a refund request, from the notification that followed it.
+public enum RefundOutcome: String, Codable, Sendable, Hashable, CaseIterable {
+    /// `REFUND`.
+    case refunded
+    /// `REFUND_DECLINED`.
+    case declined
+    /// `REFUND_REVERSED` after a refund.
+    case reversed
+
+    /// The outcome a notification type tells, if it tells one.
+    public init?(notificationType: String) {
+        switch notificationType {
+        case "REFUND": self = .refunded
+        case "REFUND_DECLINED": self = .declined
+        case "REFUND_REVERSED": self = .reversed
+        default: return nil
+        }
+    }
+
+    /// What a decision does to the outcome so far: the first refund or decline answers the request (a customer who asks
+    /// again makes a new one), a reversal undoes a refund.
+    public func applied(to current: RefundOutcome?) -> RefundOutcome? {
+        switch self {
+        case .refunded, .declined: current ?? self
+        case .reversed: current == .refunded ? .reversed : current
+        }
+    }
+}
+
 /// A customer's refund request as Apple notified it (`CONSUMPTION_REQUEST`), the answer decided for it and what
 /// became of it. Keyed by the notification's UUID: the same notification twice is one request.
 public struct RefundRequestRecord: Codable, Sendable, Hashable {
@@ -50,8 +79,8 @@ public struct RefundRequestRecord: Codable, Sendable, Hashable {
     /// Apple's HTTP status for the last attempt.
     public var appleStatus: Int?
     public var answeredAt: Int64?
-    /// `refunded`, `declined`, then possibly `reversed`: Apple's decision, from the notification that followed.
-    public var outcome: String?
+    /// Apple's decision, from the notification that followed.
+    public var outcome: RefundOutcome?
     public var outcomeAt: Int64?
     public var createdAt: Int64
 
@@ -201,7 +230,7 @@ public struct RefundRequestTally: Decodable, Sendable, Hashable {
     public var requestedAt: Int64
     public var status: String
     public var preference: String?
-    public var outcome: String?
+    public var outcome: RefundOutcome?
 
     enum CodingKeys: String, CodingKey {
         case requestedAt = "requested_at"
@@ -209,7 +238,7 @@ public struct RefundRequestTally: Decodable, Sendable, Hashable {
     }
 
     /// Apple granted it (a refund, reversed later or not).
-    public var granted: Bool { outcome == "refunded" || outcome == "reversed" }
+    public var granted: Bool { outcome == .refunded || outcome == .reversed }
     /// Our answer went out and preferred a grant.
     public var answeredGrant: Bool { status == RefundRequestRecord.Status.sent.rawValue && (preference?.hasPrefix("GRANT") ?? false) }
     /// Our answer went out and preferred a decline.
@@ -267,17 +296,18 @@ extension StorageSession {
             refundsBefore: Int(try row?.decode(column: "refunds", as: Int64?.self) ?? 0))
     }
 
-    /// Links Apple's decision (`refunded`, `declined`, `reversed`) to the requests about the transaction: a refund or a
-    /// decline answers a request still open; a reversal only one that was refunded.
+    /// Links Apple's decision to the requests about the transaction, as `RefundOutcome.applied(to:)` says.
     @discardableResult
-    public func linkRefundOutcome(app appId: String, transactionId: String, outcome: String, at instant: Int64) async throws -> Int {
-        let update = sql.update(Self.refundRequests).set("outcome", to: outcome).set("outcome_at", to: instant)
+    public func linkRefundOutcome(app appId: String, transactionId: String, outcome: RefundOutcome, at instant: Int64) async throws
+        -> Int
+    {
+        let update = sql.update(Self.refundRequests).set("outcome", to: outcome.rawValue).set("outcome_at", to: instant)
             .where("app_id", .equal, appId).where("transaction_id", .equal, transactionId)
             .where("requested_at", .lessThanOrEqual, instant)
-        if outcome == "reversed" {
-            update.where("outcome", .equal, "refunded")
-        } else {
-            update.where("outcome", .is, SQLLiteral.null)
+        // As `RefundOutcome.applied(to:)`: a refund or a decline answers an open request, a reversal undoes a refund.
+        switch outcome {
+        case .refunded, .declined: update.where("outcome", .is, SQLLiteral.null)
+        case .reversed: update.where("outcome", .equal, RefundOutcome.refunded.rawValue)
         }
         return try await update.returning("notification_uuid").all().count
     }

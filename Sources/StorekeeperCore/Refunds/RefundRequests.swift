@@ -24,7 +24,7 @@ public struct RefundRequests: Sendable {
         else { return }
         switch type {
         case .refund, .refundDeclined, .refundReversed:
-            let outcome = type == .refund ? "refunded" : type == .refundDeclined ? "declined" : "reversed"
+            guard let outcome = RefundOutcome(notificationType: type.rawValue) else { return }
             let at = verified.payload.signedDate?.millisecondsSince1970 ?? now
             try await session.linkRefundOutcome(app: app.id, transactionId: transactionId, outcome: outcome, at: at)
         case .consumptionRequest:
@@ -68,7 +68,7 @@ public struct RefundRequests: Sendable {
                 of: try await session.refundDecisions(app: app.id, originalTransactionId: original, since: requestedAt))
             if let outcome, status != .expired {
                 status = .unanswered
-                note = "Apple decided (\(outcome.name)) before the request reached the server"
+                note = "Apple decided (\(outcome.outcome.rawValue)) before the request reached the server"
             }
             var record = RefundRequestRecord(
                 appId: app.id, notificationUUID: uuid, environment: environment, customerId: customerId, transactionId: transactionId,
@@ -76,7 +76,7 @@ public struct RefundRequests: Sendable {
                 productType: transaction.type?.rawValue, reason: verified.payload.data?.consumptionRequestReason?.rawValue,
                 requestedAt: requestedAt, deadlineAt: deadline, status: status, dueAt: due, preference: decision.preference?.rawValue,
                 decidedBy: decision.decidedBy, note: note, createdAt: now)
-            record.outcome = outcome?.name
+            record.outcome = outcome?.outcome
             record.outcomeAt = outcome?.at
             try await session.insert(record)
         default:
@@ -84,18 +84,16 @@ public struct RefundRequests: Sendable {
         }
     }
 
-    /// What Apple's decisions, oldest first, leave a request at: refunded (then perhaps reversed) or declined.
-    static func outcome(of notices: [RefundDecisionNotice]) -> (name: String, at: Int64)? {
-        var outcome: (name: String, at: Int64)?
+    /// What Apple's decisions, oldest first, leave a request at, and when the last that changed it was signed.
+    static func outcome(of notices: [RefundDecisionNotice]) -> (outcome: RefundOutcome, at: Int64)? {
+        var result: (outcome: RefundOutcome, at: Int64)?
         for notice in notices {
-            switch notice.type {
-            case "REFUND": outcome = ("refunded", notice.signedDate)
-            case "REFUND_DECLINED" where outcome == nil: outcome = ("declined", notice.signedDate)
-            case "REFUND_REVERSED" where outcome?.name == "refunded": outcome = ("reversed", notice.signedDate)
-            default: break
-            }
+            guard let decision = RefundOutcome(notificationType: notice.type),
+                let next = decision.applied(to: result?.outcome), next != result?.outcome
+            else { continue }
+            result = (next, notice.signedDate)
         }
-        return outcome
+        return result
     }
 
     // MARK: - What the app reports
@@ -283,7 +281,7 @@ public struct RefundRequestView: Codable, Sendable, Hashable {
         appleStatus = r.appleStatus
         answeredAt = r.answeredAt
         body = r.body
-        outcome = r.outcome
+        outcome = r.outcome?.rawValue
         outcomeAt = r.outcomeAt
     }
 }

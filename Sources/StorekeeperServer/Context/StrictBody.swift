@@ -19,6 +19,25 @@ enum StrictBody {
         try refuse(UnknownFields.first(in: nested, notIn: keys), path: key.stringValue + ".", what: what)
     }
 
+    /// Refuses the first null (by name) among the decoder object's fields but `allowed`: for bodies whose types decode
+    /// an optional field's null as absent, where the document allows no null.
+    static func refuseNulls(in decoder: any Decoder, except allowed: Set<String>, path: String = "") throws {
+        guard let container = try? decoder.container(keyedBy: AnyKey.self) else { return }
+        for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !allowed.contains(key.stringValue) {
+            if (try? container.decodeNil(forKey: key)) == true {
+                throw CoreError.invalidInput(field: path + key.stringValue, "null is not allowed here: leave the field out instead")
+            }
+        }
+    }
+
+    /// Any key of a JSON object.
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     private static func refuse(_ unknown: String?, path: String, what: String) throws {
         if let unknown { throw CoreError.invalidInput(field: path + unknown, "'\(unknown)' is not a field of \(what)") }
     }

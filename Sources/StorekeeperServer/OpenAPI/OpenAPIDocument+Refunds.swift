@@ -70,7 +70,7 @@ extension OpenAPIDocument {
             "held": .boolean, "dueAt": .integer, "preference": refundPreferenceSchema.optionalSchemaObject(), "decidedBy": .string,
             "note": .string(required: false), "attempts": .integer, "lastError": .string(required: false),
             "appleStatus": .integer(required: false), "answeredAt": .integer(required: false), "body": .string(required: false),
-            "outcome": .string(required: false, allowedValues: ["refunded", "declined", "reversed"]),
+            "outcome": .string(required: false, allowedValues: RefundOutcome.allCases.map { .init($0.rawValue) }),
             "outcomeAt": .integer(required: false),
         ])
 

@@ -101,27 +101,8 @@ struct ConsumptionReportBody: Decodable {
 
     init(from decoder: any Decoder) throws {
         try StrictBody.refuseUnknown(decoder, ConsumptionReport.CodingKeys.self, what: "a consumption report")
-        try NullFields.refuse(in: decoder, except: [])
+        try StrictBody.refuseNulls(in: decoder, except: [])
         report = try ConsumptionReport(from: decoder)
-    }
-}
-
-/// Refuses a null in a JSON object where the schema allows none, naming the field.
-enum NullFields {
-    struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    static func refuse(in decoder: any Decoder, except allowed: Set<String>, path: String = "") throws {
-        guard let container = try? decoder.container(keyedBy: AnyKey.self) else { return }
-        for key in container.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where !allowed.contains(key.stringValue) {
-            if (try? container.decodeNil(forKey: key)) == true {
-                throw CoreError.invalidInput(field: path + key.stringValue, "null is not allowed here: leave the field out instead")
-            }
-        }
     }
 }
 
@@ -133,7 +114,7 @@ struct RefundPolicyBody: Decodable {
 
     init(from decoder: any Decoder) throws {
         try StrictBody.refuseUnknown(decoder, RefundPolicy.CodingKeys.self, what: "a refund policy")
-        try NullFields.refuse(in: decoder, except: ["defaultPreference"])
+        try StrictBody.refuseNulls(in: decoder, except: ["defaultPreference"])
         let c = try decoder.container(keyedBy: RulesKey.self)
         if c.contains(.rules), var rules = try? c.nestedUnkeyedContainer(forKey: .rules) {
             var index = 0
@@ -142,7 +123,7 @@ struct RefundPolicyBody: Decodable {
                 if let unknown = UnknownFields.first(in: rule, notIn: RefundRule.CodingKeys.self) {
                     throw CoreError.invalidInput(field: "rules[\(index)].\(unknown)", "'\(unknown)' is not a field of a refund rule")
                 }
-                try NullFields.refuse(in: rule, except: ["preference"], path: "rules[\(index)].")
+                try StrictBody.refuseNulls(in: rule, except: ["preference"], path: "rules[\(index)].")
                 index += 1
             }
         }
