@@ -160,6 +160,14 @@ import Testing
         }
     }
 
+    /// Apple's hosts since May 2026, as its own libraries name them (app-store-server-library-python 3.1.1).
+    @Test func appleHostsByDefault() {
+        var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: .production)
+        #expect(configuration.baseURL == "https://api.storekit.apple.com")
+        configuration.environment = .sandbox
+        #expect(configuration.baseURL == "https://api.storekit-sandbox.apple.com")
+    }
+
     @Test func everyEndpointAgainstTheFake() async throws {
         let log = self.log
         try await FakeServer.run(router()) { base in

@@ -12,8 +12,10 @@
             public var key: AppStoreSigningKey
             /// `.production` or `.sandbox` (anything else uses the sandbox URL).
             public var environment: Environment
-            public var productionBaseURL: String = "https://api.storekit.itunes.apple.com"
-            public var sandboxBaseURL: String = "https://api.storekit-sandbox.itunes.apple.com"
+            /// Apple's hosts since May 2026 (its libraries moved off `api.storekit.itunes.apple.com` and
+            /// `api.storekit-sandbox.itunes.apple.com` then).
+            public var productionBaseURL: String = "https://api.storekit.apple.com"
+            public var sandboxBaseURL: String = "https://api.storekit-sandbox.apple.com"
             /// How long a token is valid; Apple accepts at most an hour.
             public var tokenLifetime: TimeInterval = 300
             /// How many times a `RateLimitExceededError` (4290000) is retried before it is returned.
@@ -29,7 +31,8 @@
                 self.environment = environment
             }
 
-            var baseURL: String { environment == .production ? productionBaseURL : sandboxBaseURL }
+            /// The host calls go to: the production URL in production, the sandbox URL otherwise.
+            public var baseURL: String { environment == .production ? productionBaseURL : sandboxBaseURL }
         }
 
         public let configuration: Configuration
