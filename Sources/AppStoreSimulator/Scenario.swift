@@ -226,7 +226,7 @@ extension StoreModel {
                 throw StoreError("EXTERNAL_PURCHASE_TOKEN's subtypes are UNREPORTED, CREATED and ACTIVE_TOKEN_REMINDER")
             }
             return [try externalPurchaseToken(subtype)]
-        case .rescindConsent: return [try rescindConsent()]
+        case .rescindConsent: return [try rescindConsent(customer: step.customer)]
         case .advancedCommerce:
             let type = NotificationType(rawValue: step.type ?? "METADATA_UPDATE")
             guard [.metadataUpdate, .migration, .priceChange].contains(type) else {

@@ -249,6 +249,8 @@ public struct CustomerState: Codable, Hashable, Sendable {
     public var winBackEligibility: [String: WinBackEligibility]
     /// The earliest instant after which this state changes with no new fact; `nil` when it never does.
     public var nextChangeAt: Timestamp?
+    /// A parent or guardian withdrew consent: the purchases whose access is withheld. Absent otherwise.
+    public var consentRescinded: ConsentRescission? = nil
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -262,5 +264,6 @@ public struct CustomerState: Codable, Hashable, Sendable {
         try c.encode(introEligibility, forKey: .introEligibility)
         try c.encode(winBackEligibility, forKey: .winBackEligibility)
         try c.encode(nextChangeAt, forKey: .nextChangeAt)
+        try c.encodeIfPresent(consentRescinded, forKey: .consentRescinded)
     }
 }

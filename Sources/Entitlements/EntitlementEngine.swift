@@ -183,8 +183,10 @@ struct Evaluator: Sendable {
     func snapshot(at t: Int64) -> CustomerState {
         let current = currentSubscriptions(at: t)
         var access = AccessTable(productCount: facts.productIds.count)
-        let oneTime = oneTimePurchases(at: t, access: &access)
-        let subscribed = groupStates(current.states, products: current.products, access: &access)
+        var withheld = WithheldAccess()
+        let oneTime = oneTimePurchases(at: t, access: &access, withheld: &withheld)
+        let subscribed = groupStates(
+            current.states, chains: current.chains, products: current.products, at: t, access: &access, withheld: &withheld)
         let eligibility = eligibility(at: t, subscriptions: current.states, chains: current.chains, counting: subscribed.counting)
         let anyActive = subscribed.anyActive || oneTime.states.contains { $0.active == true }
         let anyPurchase = oneTime.anyPurchase || !current.states.isEmpty
@@ -198,7 +200,19 @@ struct Evaluator: Sendable {
             nonSubscriptions: oneTime.states,
             introEligibility: eligibility.intro,
             winBackEligibility: eligibility.winBack,
-            nextChangeAt: nil)
+            nextChangeAt: nil,
+            consentRescinded: Self.rescission(at: withheld.since, withheld: withheld.ids))
+    }
+
+    /// The purchases whose access a rescission of consent withholds at the instant evaluated, and since when.
+    struct WithheldAccess {
+        var ids: [String] = []
+        var since: [Int64] = []
+
+        mutating func add(_ id: String, since rescinded: Int64) {
+            ids.append(id)
+            since.append(rescinded)
+        }
     }
 
     /// The best access each bought product gives, by index into `facts.productIds`.
@@ -231,7 +245,9 @@ struct Evaluator: Sendable {
 
     /// Purchases other than subscriptions, and the access they (and lapsed subscription periods) give; whether any
     /// purchase other than a consumable was made.
-    func oneTimePurchases(at t: Int64, access: inout AccessTable) -> (states: [NonSubscriptionState], anyPurchase: Bool) {
+    func oneTimePurchases(
+        at t: Int64, access: inout AccessTable, withheld: inout WithheldAccess
+    ) -> (states: [NonSubscriptionState], anyPurchase: Bool) {
         var states: [NonSubscriptionState] = []
         var anyPurchase = false
         for purchase in facts.purchases {
@@ -249,11 +265,17 @@ struct Evaluator: Sendable {
                 continue
             }
             let revoked = purchase.revocation.map { $0.date.millisecondsSince1970 <= t } ?? false
-            let active: Bool?
+            var active: Bool?
             switch purchase.kind {
             case .nonConsumable: active = !revoked
             case .nonRenewing: active = t < purchase.end
             case .consumable, .autoRenewable: active = nil
+            }
+            if active == true,
+                let rescinded = self.withheld(original: purchase.originalTransactionId, start: purchase.start, chain: nil, at: t)
+            {
+                active = false
+                withheld.add(purchase.transactionId, since: rescinded)
             }
             if purchase.kind != .consumable { anyPurchase = true }
             states.append(
@@ -278,19 +300,24 @@ struct Evaluator: Sendable {
     /// Each group's counting subscription (and its position in `subscriptions`), the access subscriptions give, and
     /// whether any is active or has a billing issue.
     func groupStates(
-        _ subscriptions: [SubscriptionState], products: [Int], access: inout AccessTable
+        _ subscriptions: [SubscriptionState], chains: [Int], products: [Int], at t: Int64, access: inout AccessTable,
+        withheld: inout WithheldAccess
     ) -> (groups: [String: GroupState], counting: [String: Int], anyActive: Bool, billingIssue: Bool) {
         var groups: [String: GroupState] = [:]
         var counting: [String: Int] = [:]
         var billingIssue = false
         var anyActive = false
         for (position, subscription) in subscriptions.enumerated() {
-            switch subscription.status {
-            case .active, .gracePeriod, .billingRetry: anyActive = true
-            case .expired, .revoked: break
-            }
+            let live = subscription.status == .active || subscription.status == .gracePeriod || subscription.status == .billingRetry
+            let began =
+                facts.chains[chains[position]].members.first.map { facts.purchases[$0].start }
+                ?? subscription.purchaseDate.millisecondsSince1970
+            let rescinded =
+                live ? self.withheld(original: subscription.originalTransactionId, start: began, chain: chains[position], at: t) : nil
+            if let rescinded { withheld.add(subscription.originalTransactionId, since: rescinded) }
+            if live, rescinded == nil { anyActive = true }
             if subscription.status == .gracePeriod || subscription.status == .billingRetry { billingIssue = true }
-            if subscription.grantsAccess {
+            if subscription.grantsAccess, rescinded == nil {
                 let expires = subscription.status == .gracePeriod ? subscription.gracePeriodExpiresDate : subscription.expiresDate
                 access.offer(
                     AccessState(
@@ -300,7 +327,8 @@ struct Evaluator: Sendable {
             }
             let candidate = GroupState(
                 originalTransactionId: subscription.originalTransactionId, productId: subscription.productId,
-                status: subscription.status, active: subscription.grantsAccess, expiresDate: subscription.expiresDate)
+                status: subscription.status, active: subscription.grantsAccess && rescinded == nil,
+                expiresDate: subscription.expiresDate)
             if let existing = groups[subscription.group], !Self.counts(candidate, over: existing) { continue }
             groups[subscription.group] = candidate
             counting[subscription.group] = position
@@ -415,6 +443,7 @@ struct Evaluator: Sendable {
         for chain in facts.chains {
             add(chain.renewals.last?.gracePeriodExpiresDate?.millisecondsSince1970)
         }
+        for rescission in facts.rescissions.values { add(rescission.signedDate.millisecondsSince1970) }
         points.sort()
         var unique: [Int64] = []
         unique.reserveCapacity(points.count)

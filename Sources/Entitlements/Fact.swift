@@ -63,11 +63,14 @@ public struct NotificationFact: Codable, Hashable, Sendable {
     public var transactionId: String?
     public var productId: String?
     public var environment: Environment?
+    /// The customer's app transaction (`appData.signedAppTransactionInfo`), for a notification about the customer
+    /// rather than a purchase (`RESCIND_CONSENT`).
+    public var appTransactionId: String?
 
     public init(
         notificationType: NotificationType, subtype: NotificationSubtype? = nil, notificationUUID: String,
         signedDate: Timestamp, originalTransactionId: String? = nil, transactionId: String? = nil,
-        productId: String? = nil, environment: Environment? = nil
+        productId: String? = nil, environment: Environment? = nil, appTransactionId: String? = nil
     ) {
         self.notificationType = notificationType
         self.subtype = subtype
@@ -77,6 +80,7 @@ public struct NotificationFact: Codable, Hashable, Sendable {
         self.transactionId = transactionId
         self.productId = productId
         self.environment = environment
+        self.appTransactionId = appTransactionId
     }
 
     /// The summary of a verified notification; `nil` when it lacks a type, a UUID or a signing date.
@@ -90,7 +94,9 @@ public struct NotificationFact: Codable, Hashable, Sendable {
             originalTransactionId: transaction?.originalTransactionId ?? notification.renewalInfo?.originalTransactionId,
             transactionId: transaction?.transactionId,
             productId: transaction?.productId ?? notification.renewalInfo?.productId,
-            environment: payload.data?.environment ?? payload.summary?.environment ?? transaction?.environment)
+            environment: payload.data?.environment ?? payload.summary?.environment ?? payload.appData?.environment
+                ?? transaction?.environment,
+            appTransactionId: notification.appTransactionInfo?.appTransactionId)
     }
 }
 

@@ -143,6 +143,10 @@ struct FactSet: Sendable {
     var groups: [(id: String, firstStart: Int64?, firstIntro: Purchase?)] = []
     /// Notifications, by signing date then UUID.
     var notifications: [NotificationFact] = []
+    /// The earliest rescission of consent (``ConsentRescission``) of each app transaction.
+    var rescissions: [String: NotificationFact] = [:]
+    /// The app transaction (`appTransactionId`) each original transaction's transactions carry.
+    var appTransactions: [String: String] = [:]
 
     init(facts: [Fact], catalog: Catalog, environment: Environment?) {
         var gathered = Gathered(facts, catalog: catalog, environment: environment)
@@ -161,6 +165,8 @@ struct FactSet: Sendable {
         entitlementSources = Self.entitlementSources(productIds: productIds, catalog: catalog)
         groups = Self.groups(purchases: purchases, catalog: catalog)
         Self.attachRenewals(gathered.renewals, facts: facts, to: &chains)
+        rescissions = Self.rescissions(gathered.notifications)
+        appTransactions = gathered.appTransactions
         notifications = Self.attachNotifications(gathered.notifications, to: &chains)
         for index in chains.indices {
             chains[index].autoRenew = Self.autoRenew(renewals: chains[index].renewals, notifications: chains[index].notifications)
@@ -176,6 +182,7 @@ struct FactSet: Sendable {
         var draftFacts: [Int] = []
         var renewals: [(chain: String, record: RenewalRecord, fact: Int)] = []
         var notifications: [NotificationFact] = []
+        var appTransactions: [String: String] = [:]
 
         init(_ facts: [Fact], catalog: Catalog, environment: Environment?) {
             for index in facts.indices {
@@ -186,6 +193,9 @@ struct FactSet: Sendable {
                     if let environment, let own = transaction.environment, own != environment { continue }
                     drafts.append(FactSet.draft(transaction, catalog: catalog))
                     draftFacts.append(index)
+                    if let appTransaction = transaction.appTransactionId {
+                        appTransactions[transaction.originalTransactionId ?? transaction.transactionId ?? ""] = appTransaction
+                    }
                 case .renewalInfo(let renewal):
                     guard let id = renewal.originalTransactionId else { continue }
                     if let environment, let own = renewal.environment, own != environment { continue }

@@ -30,6 +30,8 @@ public enum SubscriptionEventType: String, Codable, Hashable, Sendable, CaseIter
     case nonConsumablePurchase = "non_consumable_purchase"
     case consumablePurchase = "consumable_purchase"
     case familyAccessRevoked = "family_access_revoked"
+    /// A parent or guardian withdrew consent for the app (``ConsentRescission``): the purchase gives no access.
+    case consentRescinded = "consent_rescinded"
 }
 
 /// How a product change moved inside its group, by the catalog's levels (1 is the highest service).

@@ -135,6 +135,7 @@ extension Evaluator {
             log.add(.period(type, at: purchase.start, chain: purchase.originalTransactionId, purchase))
         }
         notificationOnlyEvents(into: &log)
+        rescissionEvents(into: &log)
         return log.sorted()
     }
 

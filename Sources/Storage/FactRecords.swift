@@ -35,11 +35,14 @@ public struct TransactionRecord: Sendable, Hashable {
     public var payload: String
     public var signed: String?
     public var receivedAt: Int64
+    /// The customer's app transaction, which Apple's notifications about the customer (`RESCIND_CONSENT`) name.
+    public var appTransactionId: String?
 
     public init(
         appId: String, transactionId: String, version: String, originalTransactionId: String, environment: String,
         productId: String, signedDate: Int64, purchaseDate: Int64?, expiresDate: Int64?, revocationDate: Int64?,
-        price: Int64?, currency: String?, source: TransactionSource, payload: String, signed: String?, receivedAt: Int64
+        price: Int64?, currency: String?, source: TransactionSource, payload: String, signed: String?, receivedAt: Int64,
+        appTransactionId: String? = nil
     ) {
         self.appId = appId
         self.transactionId = transactionId
@@ -57,6 +60,7 @@ public struct TransactionRecord: Sendable, Hashable {
         self.payload = payload
         self.signed = signed
         self.receivedAt = receivedAt
+        self.appTransactionId = appTransactionId
     }
 }
 
@@ -142,11 +146,12 @@ extension StorageSession {
         !(try await sql.raw(
             """
             INSERT INTO transactions (app_id, transaction_id, version, original_transaction_id, environment, product_id,
-                signed_date, purchase_date, expires_date, revocation_date, price, currency, source, payload, signed, received_at)
+                signed_date, purchase_date, expires_date, revocation_date, price, currency, source, payload, signed, received_at,
+                app_transaction_id)
             VALUES (\(bind: t.appId), \(bind: t.transactionId), \(bind: t.version), \(bind: t.originalTransactionId),
                 \(bind: t.environment), \(bind: t.productId), \(bind: t.signedDate), \(bind: t.purchaseDate), \(bind: t.expiresDate),
                 \(bind: t.revocationDate), \(bind: t.price), \(bind: t.currency), \(bind: t.source.rawValue), \(bind: t.payload),
-                \(bind: t.signed), \(bind: t.receivedAt))
+                \(bind: t.signed), \(bind: t.receivedAt), \(bind: t.appTransactionId))
             ON CONFLICT (app_id, transaction_id, version) DO NOTHING RETURNING version
             """
         ).all().isEmpty)
@@ -200,6 +205,10 @@ extension StorageSession {
             SELECT 1 AS kind, payload AS json FROM renewal_infos WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
             UNION ALL
             SELECT 2 AS kind, fact AS json FROM notifications WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list))
+            UNION ALL
+            SELECT 2 AS kind, fact AS json FROM consent_rescissions WHERE app_id = \(bind: appId) AND app_transaction_id IN (
+                SELECT app_transaction_id FROM transactions
+                WHERE app_id = \(bind: appId) AND original_transaction_id IN (\(list)) AND app_transaction_id IS NOT NULL)
             """)
         var facts = StoredFacts()
         for row in try await sql.raw(query).all() {

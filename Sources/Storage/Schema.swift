@@ -456,5 +456,26 @@ public enum Schema {
                 .primaryKey("app_id", "app_user_id")
                 .run()
         },
+        // A parent's withdrawn consent (RESCIND_CONSENT) names the customer by app transaction, which transactions carry:
+        // a customer's recompute reads the rescissions of the app transactions its transactions carry, whichever came first.
+        Migration(version: 16, name: "transactions by app transaction, and rescinded consent") { db in
+            try await db.alter(table: "transactions").column("app_transaction_id", type: .text).run()
+            let extracted =
+                db.dialect.name == "sqlite"
+                ? "json_extract(payload, '$.appTransactionId')" : "(payload::json ->> 'appTransactionId')"
+            try await db.raw("UPDATE transactions SET app_transaction_id = \(unsafeRaw: extracted)").run()
+            try await db.raw(
+                "CREATE INDEX transactions_app_transaction ON transactions (app_id, app_transaction_id) WHERE app_transaction_id IS NOT NULL"
+            ).run()
+            try await db.create(table: "consent_rescissions")
+                .column("app_id", type: .text, .notNull)
+                .column("app_transaction_id", type: .text, .notNull)
+                .column("notification_uuid", type: .text, .notNull)
+                .column("rescinded_at", type: .bigint, .notNull)
+                .column("fact", type: .text, .notNull)
+                .column("received_at", type: .bigint, .notNull)
+                .primaryKey("app_id", "app_transaction_id", "notification_uuid")
+                .run()
+        },
     ]
 }

@@ -86,11 +86,12 @@ extension StoreModel {
         for s in self.subscriptions(of: name) where !s.periods.isEmpty {
             let id = s.originalTransactionId
             anyEver = true
-            if s.renewing { anyActive = true }
+            let withheld = consentWithheld(s)
+            if s.renewing, !withheld { anyActive = true }
             if s.status == .gracePeriod || s.status == .billingRetry { billingIssue = true }
             let current = s.periods.last { $0.start <= now && now < $0.end && $0.revocation == nil && !$0.upgraded }
             let shown = current ?? s.last
-            if s.status == .active || s.status == .gracePeriod {
+            if s.status == .active || s.status == .gracePeriod, !withheld {
                 for entitlement in app.catalog[shown.productId]?.entitlements ?? [] { entitlements[entitlement] = true }
             }
             let expires = s.periods.filter { $0.revocation == nil && !$0.upgraded }.map(\.end).max() ?? s.last.end
@@ -106,10 +107,11 @@ extension StoreModel {
         for o in self.purchases(of: name) {
             let id = o.transactionId
             let revoked = o.revocation != nil
+            let rescinded = customers[name]?.consentRescindedAt.map { o.start <= $0 } ?? false
             let active: Bool?
             switch o.kind {
-            case .nonConsumable: active = !revoked
-            case .nonRenewing: active = !revoked && now < (o.end ?? now)
+            case .nonConsumable: active = !revoked && !rescinded
+            case .nonRenewing: active = !revoked && !rescinded && now < (o.end ?? now)
             default: active = nil
             }
             if o.kind != .consumable { anyEver = true }
@@ -123,6 +125,14 @@ extension StoreModel {
             state: anyActive ? .active : (anyEver ? .inactive : .new), billingIssue: billingIssue, entitlements: entitlements,
             subscriptions: subscriptions.sorted { $0.originalTransactionId < $1.originalTransactionId },
             purchases: purchases.sorted { $0.transactionId < $1.transactionId })
+    }
+
+    /// Whether a parent's withdrawn consent withholds the subscription's access: it had begun when consent was
+    /// withdrawn, and no new purchase (a resubscription) came after.
+    func consentWithheld(_ s: Subscription) -> Bool {
+        guard let rescinded = customers[s.customer]?.consentRescindedAt, let first = s.periods.first, first.start <= rescinded
+        else { return false }
+        return !s.periods.contains { $0.start > rescinded && $0.start <= now && $0.reason == .purchase }
     }
 
     /// The events the server should have derived for the customer by now, sorted.

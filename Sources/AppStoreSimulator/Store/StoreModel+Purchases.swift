@@ -239,13 +239,42 @@ extension StoreModel {
         return try send(.externalPurchaseToken, subtype, externalPurchaseToken: token, at: now)
     }
 
-    /// `RESCIND_CONSENT`: a parent withdrew consent for the app; it carries `appData`, no transaction.
-    public mutating func rescindConsent() throws -> SimulatedNotification {
+    /// `RESCIND_CONSENT`: a parent withdrew consent for the app; it carries `appData`, no transaction. About a
+    /// customer, `appData` carries their signed app transaction, and the server withholds the access of every purchase
+    /// they made so far (one `consent_rescinded` each); about no one, it is a notice.
+    public mutating func rescindConsent(customer name: String? = nil) throws -> SimulatedNotification {
         var data = AppData()
         data.appAppleId = app.appAppleId
         data.bundleId = app.bundleId
         data.environment = app.environment
-        return try send(.rescindConsent, nil, appData: data, at: now)
+        if let name {
+            let customer = try customer(name)
+            var appTransaction = AppTransaction()
+            appTransaction.receiptType = app.environment
+            appTransaction.appAppleId = app.appAppleId
+            appTransaction.bundleId = app.bundleId
+            appTransaction.applicationVersion = "1"
+            appTransaction.originalApplicationVersion = "1"
+            appTransaction.receiptCreationDate = Timestamp(millisecondsSince1970: now)
+            appTransaction.originalPurchaseDate = Timestamp(millisecondsSince1970: customerSince(name) ?? now)
+            appTransaction.appTransactionId = customer.appTransactionId
+            appTransaction.originalPlatform = .iOS
+            appTransaction.signedDate = Timestamp(millisecondsSince1970: now)
+            data.signedAppTransactionInfo = try ca.sign(appTransaction)
+            if customer.consentRescindedAt == nil {
+                customers[name]?.consentRescindedAt = now
+                for s in subscriptions(of: name) where s.periods.first.map({ $0.start <= now }) ?? false {
+                    expect(.consentRescinded, name, s.originalTransactionId, at: now)
+                }
+                for o in purchases(of: name) where o.start <= now { expect(.consentRescinded, name, o.transactionId, at: now) }
+            }
+        }
+        return try send(.rescindConsent, nil, appData: data, at: now, customer: name)
+    }
+
+    /// When the customer first bought anything.
+    func customerSince(_ name: String) -> Int64? {
+        (subscriptions(of: name).compactMap { $0.periods.first?.start } + purchases(of: name).map(\.start)).min()
     }
 
     /// `METADATA_UPDATE`, `MIGRATION` and `PRICE_CHANGE` belong to the Advanced Commerce API: the simulator sends

@@ -18,6 +18,7 @@ extension StoreModel {
         t.quantity = 1
         t.type = .autoRenewable
         t.appAccountToken = customer?.token
+        t.appTransactionId = customer?.appTransactionId
         t.inAppOwnershipType = s.ownership
         t.signedDate = Timestamp(millisecondsSince1970: p.signedAt)
         t.environment = app.environment
@@ -78,6 +79,7 @@ extension StoreModel {
             case .autoRenewable: .autoRenewable
             }
         t.appAccountToken = customer?.token
+        t.appTransactionId = customer?.appTransactionId
         t.inAppOwnershipType = .purchased
         t.signedDate = Timestamp(millisecondsSince1970: signedAt)
         t.environment = app.environment
@@ -105,6 +107,7 @@ extension StoreModel {
         r.signedDate = Timestamp(millisecondsSince1970: signedAt)
         r.environment = app.environment
         r.appAccountToken = customer?.token
+        r.appTransactionId = customer?.appTransactionId
         r.recentSubscriptionStartDate = Timestamp(millisecondsSince1970: s.periods.first?.start ?? s.last.start)
         r.currency = customer?.storefront.currency
         r.renewalPrice = customer.map { price(s.autoRenewProductId, for: $0) }

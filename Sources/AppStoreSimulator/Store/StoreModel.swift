@@ -172,6 +172,10 @@ public struct StoreModel: Sendable {
         /// The appAccountToken the app set at purchase; family members who did not buy have none.
         var token: String?
         var storefront: Storefront
+        /// The customer's app transaction (Apple's `appTransactionId`), which every transaction of theirs carries.
+        var appTransactionId: String
+        /// When a parent or guardian withdrew consent for the app (`RESCIND_CONSENT`).
+        var consentRescindedAt: Int64?
         var paymentFails = false
         var introUsed: Set<String> = []
         /// The customer's subscriptions (original transaction ids) and one-time purchases (transaction ids), in
@@ -276,7 +280,9 @@ public struct StoreModel: Sendable {
         } else {
             front = Storefront.all[0]
         }
-        customers[name] = Customer(name: name, token: withToken ? uuid("customer:\(name)") : nil, storefront: front)
+        customers[name] = Customer(
+            name: name, token: withToken ? uuid("customer:\(name)") : nil, storefront: front,
+            appTransactionId: uuid("app-transaction:\(name)"))
         customerNames.append(name)
     }
 

@@ -30,7 +30,8 @@ enum FactCoding {
             signedDate: t.signedDate?.millisecondsSince1970 ?? t.purchaseDate?.millisecondsSince1970 ?? 0,
             purchaseDate: t.purchaseDate?.millisecondsSince1970, expiresDate: t.expiresDate?.millisecondsSince1970,
             revocationDate: t.revocationDate?.millisecondsSince1970, price: t.price, currency: t.currency,
-            source: source, payload: String(decoding: payload, as: UTF8.self), signed: signed, receivedAt: now)
+            source: source, payload: String(decoding: payload, as: UTF8.self), signed: signed, receivedAt: now,
+            appTransactionId: t.appTransactionId)
     }
 
     static func record(

@@ -67,22 +67,27 @@ public struct NotificationIngestion: Sendable {
             guard try await session.insert(facts.notification) else { return .duplicate }
             if let transaction = facts.transaction { try await session.insert(transaction) }
             if let renewal = facts.renewal { try await session.insert(renewal) }
-            guard let original = facts.originalTransactionId else { return .stored }
+            guard let original = facts.originalTransactionId else {
+                // About a customer rather than a purchase: a parent's withdrawn consent reaches every purchase it names.
+                let rescinded = try await ConsentRescissions.record(verified, app: app, session: session, recomputer: recomputer, now: now)
+                return rescinded.isEmpty ? .stored : .applied(rescinded)
+            }
             let customer = try await NotificationOwner.resolve(
                 session, app: app, appAccountToken: facts.appAccountToken, originalTransactionId: original, now: now)
             let recomputed = try await recomputer.lockAndRecompute(session, app: app, customerId: customer, now: now)
             // A refund request and its answer, or Apple's decision on one, in the same transaction as the notification.
             try await RefundRequests.record(verified, customerId: customer, app: app, session: session, now: now)
-            return .applied(recomputed)
+            return .applied([recomputed])
         }
-        if case .applied(let recomputed) = stored { recomputer.committed(recomputed) }
+        if case .applied(let recomputed) = stored { recomputed.forEach(recomputer.committed) }
         return stored.outcome
     }
 }
 
 /// What one transaction of `apply` did.
 private enum StoredNotification: Sendable {
-    case applied(RecomputedCustomer)
+    /// The customers it changed: one, or for a rescinded consent every owner of a purchase it reached.
+    case applied([RecomputedCustomer])
     case stored
     case duplicate
 

@@ -163,6 +163,15 @@ extension OpenAPIDocument {
             "introEligibility": .object,
             "winBackEligibility": .object(required: false),
             "nextChangeAt": .integer(required: false, nullable: true),
+            "consentRescinded": .object(
+                required: false,
+                description: "A parent or guardian withdrew consent for the app: these purchases give no access. Absent otherwise.",
+                properties: [
+                    "rescindedAt": .integer(description: "Epoch ms: the RESCIND_CONSENT notification's signedDate."),
+                    "withheld": .array(
+                        description: "Original transaction ids of subscriptions, transaction ids of one-time purchases: no access.",
+                        items: .string),
+                ]),
         ])
 
     static let eventPageSchema = JSONSchema.object(
