@@ -61,6 +61,9 @@ public struct FakeServerAPI: Sendable {
         router.post("/inApps/v1/notifications/test") { request, context in try await api.requestTest(request, context) }
         router.get("/inApps/v1/notifications/test/:token") { request, context in try await api.testStatus(request, context) }
         router.put("/inApps/v2/transactions/consumption/:transactionId") { request, context in try await api.consumption(request, context) }
+        router.put("/inApps/v1/transactions/:transactionId/appAccountToken") { request, context in
+            try await api.appAccountToken(request, context)
+        }
         return router
     }
 
@@ -232,6 +235,24 @@ public struct FakeServerAPI: Sendable {
         let received = try Self.consumption(body, productType: productType, at: await store.with { $0.now })
         try await store.with { model in try model.recordConsumption(received, transactionId: id) }
         return Response(status: .accepted)
+    }
+
+    /// Set App Account Token: a UUID for an original transaction (Apple's 4000183 for anything else).
+    func appAccountToken(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        try authorize(request, "appAccountToken")
+        let id = try transactionId(context)
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        struct Body: Decodable { var appAccountToken: String? }
+        guard let token = (try? JSONDecoder().decode(Body.self, from: Data(buffer.readableBytesView)))?.appAccountToken,
+            UUID(uuidString: token) != nil
+        else {
+            throw APIFailure(
+                status: .badRequest, code: 4_000_183, message: "Invalid request. The app account token field must be a valid UUID.")
+        }
+        guard try await store.with({ model in try model.setAppAccountToken(originalTransactionId: id, token) }) else {
+            throw APIFailure.notFound("Transaction id")
+        }
+        return Response(status: .ok)
     }
 
     /// Send Consumption Information's body, every field optional so that a missing one gets Apple's own error.

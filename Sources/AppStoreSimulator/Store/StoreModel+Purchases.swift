@@ -94,6 +94,14 @@ extension StoreModel {
     /// The product type Apple signed for a transaction (`Auto-Renewable Subscription` …).
     public func productType(ofTransaction id: String) -> ProductType? { transactions[id]?.value.type }
 
+    /// Set App Account Token on an original transaction: the purchase's later transactions (renewals) carry it. The
+    /// simulator keeps tokens per customer, so the customer who owns it takes the token. False for an unknown one.
+    public mutating func setAppAccountToken(originalTransactionId id: String, _ token: String) throws(StoreError) -> Bool {
+        guard let name = subscriptions[id]?.customer ?? oneTime[id]?.customer else { return false }
+        try setAppAccountToken(name, token)
+        return true
+    }
+
     /// Apple decides the refund the customer asked for by the preference the developer sent for it: `DECLINE` declines
     /// (`REFUND_DECLINED`), `GRANT_FULL` refunds in full, `GRANT_PRORATED` refunds the share not consumed (for a
     /// subscription, the time left of its period). Without an answer Apple decides `otherwise` (`grant` or `decline`).

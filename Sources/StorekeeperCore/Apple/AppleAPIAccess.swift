@@ -73,6 +73,21 @@ public struct AppleAPIAccess: Sendable {
         return pulled
     }
 
+    /// Set App Account Token: the original transaction's later transactions and notifications carry `token`, so they
+    /// find their customer by it. Best effort, like the history pull: a failure is logged and counted.
+    func setAccountToken(app: AppRuntime, originalTransactionId: String, environment: Environment, token: String) async {
+        do {
+            guard let client = try client(app: app, environment: environment), let uuid = UUID(uuidString: token) else { return }
+            try await client.setAppAccountToken(originalTransactionId: originalTransactionId, appAccountToken: uuid)
+            metrics.appleCall("setAppAccountToken", result: "ok")
+        } catch {
+            metrics.appleCall("setAppAccountToken", result: "error")
+            logger.warning(
+                "setting the appAccountToken failed",
+                metadata: ["app": "\(app.id)", "originalTransactionId": "\(originalTransactionId)", "error": "\(error)"])
+        }
+    }
+
     /// verifyReceipt's latest receipt info, as transactions. Apple's answer is not signed: it is trusted because it
     /// came over TLS from Apple with the app's shared secret, as Apple documents.
     func verifyReceipt(_ base64: String, app: AppRuntime, now: Int64) async throws -> [TransactionRecord] {

@@ -62,6 +62,17 @@ enum FactCoding {
             fact: String(decoding: factJSON, as: UTF8.self), signed: signed, receivedAt: now)
     }
 
+    /// The original transactions none of whose transactions (as decoded for storage) carries an appAccountToken.
+    static func originalsWithoutAccountToken(_ records: [TransactionRecord]) -> [String] {
+        struct Token: Decodable { var appAccountToken: String? }
+        var tokens: [String: Bool] = [:]
+        for record in records {
+            let token = try? decoder.decode(Token.self, from: Data(record.payload.utf8)).appAccountToken
+            tokens[record.originalTransactionId] = (tokens[record.originalTransactionId] ?? false) || token != nil
+        }
+        return tokens.filter { !$0.value }.keys.sorted()
+    }
+
     /// The engine's facts from what storage holds. A stored fact that no longer decodes is a corrupt row: fail
     /// loudly rather than compute a state without it.
     static func facts(_ stored: StoredFacts) throws(CoreError) -> [Fact] {

@@ -49,9 +49,16 @@ public struct PurchaseLinking: Sendable {
             renewals += pulled.renewals
         }
         let facts = (transactions: transactions, renewals: renewals)
+        // Purchases that carry no appAccountToken (made in the App Store, or before the app passed one): Apple is asked to
+        // carry the customer's from now on, so that their renewals' notifications find this customer by it.
+        let tokenless = appleAPI != nil && app.config.serverAPI != nil ? FactCoding.originalsWithoutAccountToken(transactions) : []
+        let token = AccountTokens.token(app: app.id, appUserId: appUserId)
         let recomputer = self.recomputer
         let linked = try await activity.measure {
             try await database.writing { session -> Linked in
+                if !tokenless.isEmpty, token != appUserId.lowercased() {
+                    try await session.registerAccountToken(app: app.id, token: token, appUserId: appUserId, at: now)
+                }
                 var linked = try await Self.link(
                     originalTransactionIds: Set(facts.transactions.map(\.originalTransactionId)).sorted(), to: appUserId, app: app,
                     session: session, now: now)
@@ -66,6 +73,11 @@ public struct PurchaseLinking: Sendable {
         linked.recomputed.forEach(recomputer.committed)
         if linked.merged { cache.forgetCustomerIds(app: app.id) }
         let environment = transactions.first.map { Environment(rawValue: $0.environment) }
+        if let appleAPI, let environment {
+            for original in tokenless {
+                await appleAPI.setAccountToken(app: app, originalTransactionId: original, environment: environment, token: token)
+            }
+        }
         return LinkedPurchase(
             customerId: linked.customerId, environment: environment.flatMap { app.accepts($0) ? $0 : nil },
             transferred: !linked.previousOwners.isEmpty)
