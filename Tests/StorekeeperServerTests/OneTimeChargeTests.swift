@@ -1,0 +1,71 @@
+import Analytics
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import SQLKit
+import Storage
+import TestSupport
+import Testing
+
+@testable import StorekeeperCore
+@testable import StorekeeperServer
+
+/// Apple's ONE_TIME_CHARGE for each product type that is not an auto-renewable subscription (the library's
+/// `one-time-purchases`: a consumable bought twice over, a non-consumable refunded, a non-renewing pass) reaches the
+/// ledger as its own kind at its price, and the revenue metric equals the simulated store's own sum.
+@Suite("One-time charges in the ledger and the metrics")
+struct OneTimeChargeTests {
+    struct Row: Hashable {
+        var kind: String
+        var price: Int64?
+        var refund: Int64?
+    }
+
+    @Test(
+        "each product type's ONE_TIME_CHARGE is a ledger row of its kind; net revenue equals the store's", arguments: TestDatabase.available
+    )
+    func everyType(database: TestDatabase) async throws {
+        let h = try await Harness.make(database, catalog: EndToEndTests.catalog)
+        try await h.test { client in
+            let rig = EndToEndTests.rig(scenario: nil, client: client, harness: h)
+            for step in try ScenarioLibrary.named("one-time-purchases").steps { try await rig.player.play(step) }
+            let model = await rig.store.with { $0 }
+            #expect(model.history.filter { $0.notification.type == .oneTimeCharge }.count == 3)
+
+            let rows = try await h.core.database.reading { session in
+                try await session.sql.raw("SELECT kind, price, refund_amount FROM ledger WHERE app_id = \(bind: h.app.appId) ORDER BY kind")
+                    .all().map { row in
+                        Row(
+                            kind: try row.decode(column: "kind", as: String.self), price: try row.decode(column: "price", as: Int64?.self),
+                            refund: try row.decode(column: "refund_amount", as: Int64?.self))
+                    }
+            }
+            let kinds = Dictionary(grouping: rows, by: \.kind)
+            // One row each, at the price Apple signed (the consumable's covers its quantity); the refunded
+            // non-consumable gives all of it back.
+            #expect(Set(kinds.keys) == ["consumable", "nonConsumable", "nonRenewing"], "\(rows)")
+            #expect(rows.allSatisfy { ($0.price ?? 0) > 0 }, "\(rows)")
+            #expect(kinds["nonConsumable"]?.first?.refund == kinds["nonConsumable"]?.first?.price)
+            #expect(kinds["consumable"]?.first?.refund == nil && kinds["nonRenewing"]?.first?.refund == nil)
+
+            let expected = model.expectedMetrics()
+            let key = headers(h.app.secretKey)
+            let loaded = try await client.execute(
+                uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
+            #expect(loaded.status == .ok)
+            let from = CalendarDay(containing: at(0)).description
+            let to = CalendarDay(containing: at(120)).description
+            let revenue = try decode(
+                MetricSeries.Decoded.self,
+                try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/metrics/revenue?environment=Sandbox&interval=month&from=\(from)&to=\(to)", method: .get,
+                    headers: key))
+            let net = revenue.points.reduce(0) { $0 + ($1[number: "net"] ?? 0) }
+            #expect(expected.netRevenue > 0)
+            #expect(abs(net - expected.netRevenue) < 0.01, "net \(net) vs \(expected.netRevenue)")
+            #expect(revenue.unconverted.isEmpty)
+        }
+    }
+}
