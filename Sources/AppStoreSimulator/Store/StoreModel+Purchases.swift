@@ -267,7 +267,6 @@ extension StoreModel {
             appTransaction.originalPurchaseDate = Timestamp(millisecondsSince1970: customerSince(name) ?? now)
             appTransaction.appTransactionId = customer.appTransactionId
             appTransaction.originalPlatform = .iOS
-            appTransaction.signedDate = Timestamp(millisecondsSince1970: now)
             data.signedAppTransactionInfo = try ca.sign(appTransaction)
             if customer.consentRescindedAt == nil {
                 customers[name]?.consentRescindedAt = now
