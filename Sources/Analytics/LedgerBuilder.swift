@@ -69,8 +69,10 @@ public struct LedgerBuilder: Sendable {
 
     /// A regular period is normalised by the catalog's billing period; an offer's period by its own length (a
     /// three-month introductory price paid up front is one three-month period), the catalog's when the length is
-    /// unknown.
+    /// unknown; a commitment's monthly payment as one month.
     func normalisation(of purchase: PurchasePeriod, kind: LedgerKind, start: Int64, naturalEnd: Int64?) -> MonthlyNormalisation? {
+        // A commitment's monthly payment pays for its month, whatever the product's own period (a year billed monthly).
+        if purchase.commitment != nil { return .month }
         let fromCatalog = catalog[purchase.productId]?.period.flatMap(MonthlyNormalisation.init)
         let fromLength = naturalEnd.flatMap { MonthlyNormalisation(lengthMilliseconds: $0 - start) }
         return kind == .regular ? fromCatalog ?? fromLength : fromLength ?? fromCatalog

@@ -35,6 +35,14 @@ public struct MonthlyNormalisation: Hashable, Sendable {
         }
     }
 
+    /// A period of one month: its price is the month's.
+    public static let month = MonthlyNormalisation(numerator: 1, denominator: 1)
+
+    private init(numerator: Int64, denominator: Int64) {
+        self.numerator = numerator
+        self.denominator = denominator
+    }
+
     /// `price` per month, rounded half away from zero to the milliunit; a price too large to scale saturates.
     public func monthly(_ price: Int64) -> Int64 {
         let (scaled, overflow) = price.multipliedReportingOverflow(by: numerator)

@@ -18,6 +18,8 @@ public struct Population: Sendable {
         public var refund = 0.03
         public var oneTimePurchase = 0.15
         public var upgrade = 0.05
+        /// Of yearly subscribers without a trial: sold as a commitment plan (twelve monthly payments).
+        public var commitmentPlan = 0.3
 
         public init() {}
     }
@@ -61,6 +63,9 @@ public struct Population: Sendable {
             var subscribe = ScenarioStep(day: join, .subscribe, customer: name, product: product.id)
             let trial = random.chance(rates.trialTakeUp)
             if trial { subscribe.offer = .freeTrial }
+            if !trial, product.period?.months == 12, product.period?.days == 0, random.chance(rates.commitmentPlan) {
+                subscribe.billingPlan = "monthly"
+            }
             steps.append(subscribe)
             let periodDays = Double(max(7, (product.period?.months ?? 0) * 30 + (product.period?.days ?? 0)))
             if trial, random.chance(rates.trialCancellation) {

@@ -121,12 +121,14 @@ public struct ScenarioStep: Codable, Hashable, Sendable {
     public var quantity: Int32?
     /// For `decideRefund`: `grant` or `decline` when the developer sent no preference.
     public var otherwise: String?
+    /// For `subscribe`: `monthly` sells a yearly product as a commitment plan (twelve monthly payments).
+    public var billingPlan: String?
 
     enum CodingKeys: String, CodingKey {
         case day
         case action = "do"
         case customer, product, offer, offerId, periods, member, reason, percentage, days, usd, consent
-        case subtype, type, storefront, quantity, otherwise
+        case subtype, type, storefront, quantity, otherwise, billingPlan
     }
 
     public init(day: Double, _ action: Action, customer: String? = nil, product: String? = nil) {
@@ -185,7 +187,13 @@ extension StoreModel {
             _ = try who()
             return []
         case .wait: return []
-        case .subscribe: return try subscribe(who(), product: step.required(step.product, "product"), offer: step.purchaseOffer)
+        case .subscribe:
+            guard step.billingPlan == nil || step.billingPlan == "monthly" else {
+                throw StoreError("'subscribe' takes billingPlan \"monthly\" (a commitment plan) or none, not '\(step.billingPlan ?? "")'")
+            }
+            return try subscribe(
+                who(), product: step.required(step.product, "product"), offer: step.purchaseOffer,
+                billedMonthly: step.billingPlan == "monthly")
         case .changeProduct: return try changeProduct(who(), to: step.required(step.product, "product"), offer: step.purchaseOffer)
         case .buyOnce: return try buyOnce(who(), product: step.required(step.product, "product"), quantity: step.quantity ?? 1)
         case .autoRenewOff: return try setAutoRenew(who(), product: step.product, on: false)

@@ -129,6 +129,13 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
     public var revocation: Revocation?
     /// The subscription was upgraded away from: it grants nothing any more.
     public var isUpgraded: Bool
+    /// Billed monthly under a commitment: the current billing period, the commitment's end, and whether a new
+    /// commitment follows. Absent otherwise.
+    public var commitment: BillingCommitment? = nil
+    /// What the next renewal will charge, as the latest renewal info says (`renewalPrice` in milliunits of
+    /// `renewalCurrency`): while it will renew, and Apple told.
+    public var renewalPrice: Int64? = nil
+    public var renewalCurrency: String? = nil
     public var grantsAccess: Bool { status.grantsAccess }
 
     /// Written beside the stored fields; derived, so not read back.
@@ -154,6 +161,9 @@ public struct SubscriptionState: Codable, Hashable, Sendable {
         try c.encode(expirationReason, forKey: .expirationReason)
         try c.encodeIfPresent(revocation, forKey: .revocation)
         try c.encode(isUpgraded, forKey: .isUpgraded)
+        try c.encodeIfPresent(commitment, forKey: .commitment)
+        try c.encodeIfPresent(renewalPrice, forKey: .renewalPrice)
+        try c.encodeIfPresent(renewalCurrency, forKey: .renewalCurrency)
         var derived = encoder.container(keyedBy: DerivedKeys.self)
         try derived.encode(grantsAccess, forKey: .grantsAccess)
     }

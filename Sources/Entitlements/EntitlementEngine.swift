@@ -137,7 +137,15 @@ struct Evaluator: Sendable {
         }
 
         let renewing = status == .active || status == .gracePeriod || status == .billingRetry
-        let willRenew: Bool? = renewing ? autoRenewSignal(chainIndex, periodStart: shown.start) : false
+        // Under a commitment the remaining billing periods come whatever auto-renew says; it decides the next commitment.
+        let autoRenew = renewing ? autoRenewSignal(chainIndex, periodStart: shown.start) : false
+        let willRenew: Bool? = shown.commitment?.periodsRemain == true && renewing ? true : autoRenew
+        var commitment = shown.commitment
+        if renewing, let said = renewal?.commitmentAutoRenewStatus {
+            commitment?.willRenew = said == .on
+        } else {
+            commitment?.willRenew = autoRenew
+        }
         var pending: String?
         if renewing, willRenew == true, let next = renewal?.autoRenewProductId, next != shown.productId {
             pending = next
@@ -161,7 +169,10 @@ struct Evaluator: Sendable {
             billingRetryEndsAt: inBilling ? retryEnds.map(Timestamp.init(millisecondsSince1970:)) : nil,
             expirationReason: status == .expired ? expirationReason(chainIndex, last: last, renewal: renewal) : nil,
             revocation: status == .revoked ? last.revocation : nil,
-            isUpgraded: status == .expired && last.isUpgraded)
+            isUpgraded: status == .expired && last.isUpgraded,
+            commitment: commitment,
+            renewalPrice: willRenew == true ? renewal?.renewalPrice : nil,
+            renewalCurrency: willRenew == true ? renewal?.currency : nil)
         return (state, shown.productIndex)
     }
 

@@ -33,6 +33,8 @@ final class Purchase: Sendable {
     let originalPurchaseDate: Int64?
     let signedDate: Int64?
     let quantity: Int32?
+    /// The commitment a monthly payment belongs to.
+    let commitment: BillingCommitment?
 
     /// What the customer paid for it, as the ledger counts revenue: the price of a period that is not a free trial,
     /// bought by the customer (not shared by family); nil otherwise.
@@ -65,6 +67,7 @@ final class Purchase: Sendable {
         originalPurchaseDate = draft.originalPurchaseDate
         signedDate = draft.signedDate
         quantity = draft.quantity
+        commitment = draft.commitment
     }
 }
 
@@ -92,6 +95,7 @@ struct PurchaseDraft {
     var originalPurchaseDate: Int64?
     var signedDate: Int64?
     var quantity: Int32?
+    var commitment: BillingCommitment?
 }
 
 /// What the engine reads of a renewal info.
@@ -103,6 +107,11 @@ struct RenewalRecord: Hashable, Sendable {
     var expirationIntent: ExpirationIntent?
     var autoRenewProductId: String?
     var eligibleWinBackOfferIds: [String]?
+    /// Whether a new commitment follows the current one (`commitmentInfo.commitmentAutoRenewStatus`).
+    var commitmentAutoRenewStatus: AutoRenewStatus?
+    /// What the next renewal charges, in milliunits of `currency` (Apple's `renewalPrice`).
+    var renewalPrice: Int64?
+    var currency: String?
 
     init(_ renewal: borrowing JWSRenewalInfoDecodedPayload) {
         signedDate = renewal.signedDate
@@ -112,6 +121,9 @@ struct RenewalRecord: Hashable, Sendable {
         expirationIntent = renewal.expirationIntent
         autoRenewProductId = renewal.autoRenewProductId
         eligibleWinBackOfferIds = renewal.eligibleWinBackOfferIds
+        commitmentAutoRenewStatus = renewal.commitmentInfo?.commitmentAutoRenewStatus
+        renewalPrice = renewal.renewalPrice
+        currency = renewal.currency
     }
 }
 
@@ -439,7 +451,8 @@ struct FactSet: Sendable {
             ownership: primary.inAppOwnershipType == .familyShared ? .familyShared : .purchased,
             originalPurchaseDate: primary.originalPurchaseDate?.millisecondsSince1970,
             signedDate: primary.signedDate?.millisecondsSince1970,
-            quantity: primary.quantity)
+            quantity: primary.quantity,
+            commitment: kind == .autoRenewable ? BillingCommitment(primary) : nil)
     }
 
     /// An upgraded transaction stops giving access when the upgrade starts: at the next purchase of its subscription,
@@ -532,5 +545,9 @@ extension JWSTransactionDecodedPayload {
         }
         appTransactionId = appTransactionId ?? other.appTransactionId
         offerPeriod = offerPeriod ?? other.offerPeriod
+        if billingPlanType == nil {
+            billingPlanType = other.billingPlanType
+            commitmentInfo = other.commitmentInfo
+        }
     }
 }

@@ -24,6 +24,9 @@ public struct PurchasePeriod: Hashable, Sendable {
     public var environment: Environment?
     public var ownership: Ownership
     public var quantity: Int32?
+    /// The commitment a monthly payment belongs to (``BillingCommitment``): the period is a month, whatever the
+    /// product's own period.
+    public var commitment: BillingCommitment?
 
     init(_ purchase: Purchase) {
         transactionId = purchase.transactionId
@@ -43,6 +46,7 @@ public struct PurchasePeriod: Hashable, Sendable {
         environment = purchase.environment
         ownership = purchase.ownership
         quantity = purchase.quantity
+        commitment = purchase.commitment
     }
 }
 

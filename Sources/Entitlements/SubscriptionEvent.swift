@@ -30,6 +30,10 @@ public enum SubscriptionEventType: String, Codable, Hashable, Sendable, CaseIter
     case nonConsumablePurchase = "non_consumable_purchase"
     case consumablePurchase = "consumable_purchase"
     case familyAccessRevoked = "family_access_revoked"
+    /// A new commitment began (``BillingCommitment``): the first billing period after the last one of the previous.
+    case commitmentRenewed = "commitment_renewed"
+    /// A commitment's last billing period ended and no new commitment followed: with the subscription's expiry.
+    case commitmentEnded = "commitment_ended"
     /// A parent or guardian withdrew consent for the app (``ConsentRescission``): the purchase gives no access.
     case consentRescinded = "consent_rescinded"
 }

@@ -235,6 +235,9 @@ extension Evaluator {
         }
         let type = Self.conversion(from: previous.periodType, to: purchase.periodType) ?? .subscriptionRenewed
         log.add(.period(type, at: purchase.start, chain: facts.chains[chain].id, purchase))
+        if purchase.commitment?.begins == true, previous.commitment != nil {
+            log.add(.period(.commitmentRenewed, at: purchase.start, chain: facts.chains[chain].id, purchase))
+        }
     }
 
     func productChange(from previous: Purchase, to purchase: Purchase, chain: Int, pays: Bool = false, into log: inout EventLog) {
@@ -364,6 +367,9 @@ extension Evaluator {
             default: .subscriptionExpired
             }
         log.add(.period(type, at: min(expiry, next ?? .max), chain: chain, period, reason: reason.rawValue))
+        if period.commitment?.isLast == true {
+            log.add(.period(.commitmentEnded, at: min(expiry, next ?? .max), chain: chain, period, reason: reason.rawValue))
+        }
     }
 
     /// Auto-renew switched off or on: from renewal-status notifications, and from changes between successive renewal

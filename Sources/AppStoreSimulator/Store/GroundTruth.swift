@@ -98,7 +98,8 @@ extension StoreModel {
             subscriptions.append(
                 CustomerTruth.Subscription(
                     originalTransactionId: id, productId: shown.productId, status: s.status,
-                    expiresDate: s.status == .revoked ? nil : expires, willRenew: s.renewing && s.autoRenew,
+                    expiresDate: s.status == .revoked ? nil : expires,
+                    willRenew: s.renewing && (s.autoRenew || s.last.commitment?.periodsRemain == true),
                     autoRenewProductId: s.renewing && s.autoRenew && s.autoRenewProductId != shown.productId ? s.autoRenewProductId : nil,
                     ownership: s.ownership == .familyShared ? .familyShared : .purchased,
                     expirationReason: s.status == .expired ? s.expirationReason : nil))

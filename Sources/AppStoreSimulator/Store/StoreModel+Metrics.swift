@@ -57,7 +57,7 @@ extension StoreModel {
             } else if current.price > 0, current.revocation == nil {
                 expected.activeSubscriptions += 1
                 let perMonth: Double
-                switch app.catalog[current.productId]?.period {
+                switch current.commitment == nil ? app.catalog[current.productId]?.period : nil {
                 case let period? where period.months > 0: perMonth = 1 / Double(period.months)
                 case let period? where period.days > 0 && period.days % 7 == 0: perMonth = 4 / Double(period.days / 7)
                 case let period? where period.days > 0: perMonth = 30 / Double(period.days)

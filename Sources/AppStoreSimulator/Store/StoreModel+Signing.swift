@@ -28,6 +28,14 @@ extension StoreModel {
         t.price = p.price
         t.currency = p.currency
         t.isUpgraded = p.upgraded ? true : nil
+        if let commitment = p.commitment {
+            t.billingPlanType = BillingCommitment.monthly
+            var info = CommitmentInfo()
+            info.billingPeriodNumber = commitment.number
+            info.totalBillingPeriods = commitment.total
+            info.commitmentExpiresDate = Timestamp(millisecondsSince1970: commitment.expiresAt)
+            t.commitmentInfo = info
+        }
         Self.describe(p.offer, into: &t)
         if let revocation = p.revocation {
             t.revocationDate = Timestamp(millisecondsSince1970: revocation.date)
@@ -111,6 +119,18 @@ extension StoreModel {
         r.recentSubscriptionStartDate = Timestamp(millisecondsSince1970: s.periods.first?.start ?? s.last.start)
         r.currency = customer?.storefront.currency
         r.renewalPrice = customer.map { price(s.autoRenewProductId, for: $0) }
+        if let commitment = s.last.commitment {
+            // The next monthly payment, and whether a new commitment follows this one (the customer's auto-renew).
+            r.renewalPrice = customer.map { monthlyCommitmentPrice(s.autoRenewProductId, for: $0) }
+            r.renewalBillingPlanType = BillingCommitment.monthly
+            var info = RenewalCommitmentInfo()
+            info.commitmentAutoRenewProductId = s.autoRenewProductId
+            info.commitmentAutoRenewStatus = s.autoRenew ? .on : .off
+            info.commitmentRenewalBillingPlanType = BillingCommitment.monthly
+            info.commitmentRenewalDate = Timestamp(millisecondsSince1970: commitment.expiresAt)
+            info.commitmentRenewalPrice = r.renewalPrice
+            r.commitmentInfo = info
+        }
         if s.renewing {
             r.renewalDate = Timestamp(millisecondsSince1970: s.status == .active ? s.last.end : (s.graceEndsAt ?? s.failedAt ?? s.last.end))
         }

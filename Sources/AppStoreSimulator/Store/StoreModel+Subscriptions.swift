@@ -15,6 +15,15 @@ extension StoreModel {
         }
     }
 
+    /// A commitment plan's monthly payment: a twelfth of the yearly price in the customer's storefront.
+    func monthlyCommitmentPrice(_ productId: String, for customer: Customer) -> Int64 {
+        customer.storefront.price(usd: (increasedPrices[productId] ?? app.basePrice(productId)) / Self.commitmentMonths)
+    }
+
+    /// A commitment plan: a year's subscription billed in twelve monthly payments (Apple's `billingPlanType`
+    /// `MONTHLY`).
+    static let commitmentMonths: Int64 = 12
+
     /// The customer's own subscription in `group`, if any (the latest, should there be several).
     func subscriptionId(of customer: String, group: String) -> String? {
         customers[customer]?.subscriptionIds.last { subscriptions[$0]?.group == group }
@@ -48,13 +57,22 @@ extension StoreModel {
     /// A purchase of an auto-renewable subscription: a first purchase (`SUBSCRIBED`/`INITIAL_BUY`), a
     /// resubscription to a lapsed one (`RESUBSCRIBE`), with an offer code or a promotional offer (`OFFER_REDEEMED`).
     /// Buying another product of a group the customer is subscribed in is a product change.
-    public mutating func subscribe(_ name: String, product productId: String, offer: PurchaseOffer = .none) throws
-        -> [SimulatedNotification]
+    /// With `billedMonthly`, a yearly product is sold as a commitment plan: twelve monthly payments, each a
+    /// transaction with Apple's `billingPlanType` `MONTHLY` and `commitmentInfo`.
+    public mutating func subscribe(_ name: String, product productId: String, offer: PurchaseOffer = .none, billedMonthly: Bool = false)
+        throws -> [SimulatedNotification]
     {
         let customer = try customer(name)
         let product = try product(productId)
-        guard product.type == .autoRenewable, let group = product.group, let period = product.period else {
+        guard product.type == .autoRenewable, let group = product.group, var period = product.period else {
             throw StoreError("'\(productId)' is not an auto-renewable subscription with a period")
+        }
+        if billedMonthly {
+            guard period.months == Self.commitmentMonths, period.days == 0, offer == .none else {
+                throw StoreError(
+                    "a commitment plan is a yearly product (P1Y) billed monthly, without an offer: '\(productId)' is \(period)")
+            }
+            period = try ISO8601Duration("P1M")
         }
         guard !removedFromSale.contains(productId) else { throw StoreError("'\(productId)' is not for sale") }
         if offer.isIntroductory, customer.introUsed.contains(group) {
@@ -86,8 +104,9 @@ extension StoreModel {
         let p = Period(
             transactionId: existing == nil ? id : newId(), webOrderLineItemId: newId(prefix: 4), productId: productId,
             start: now, end: time.end(of: length, count: count, from: now), offer: offer,
-            price: price(productId, for: customer, offer: offer), currency: customer.storefront.currency,
-            reason: .purchase, signedAt: now)
+            price: billedMonthly ? monthlyCommitmentPrice(productId, for: customer) : price(productId, for: customer, offer: offer),
+            currency: customer.storefront.currency, reason: .purchase, signedAt: now,
+            commitment: billedMonthly ? try commitment(startingAt: now, of: product) : nil)
         let first = existing == nil
         s.periods.append(p)
         s.status = .active
@@ -109,6 +128,12 @@ extension StoreModel {
         case .promotional, .offerCode: return [try notify(.offerRedeemed, subtype, subscription: id, at: now)]
         default: return [try notify(.subscribed, subtype, subscription: id, at: now)]
         }
+    }
+
+    /// The first billing period of a commitment to `product`'s year, starting at `start`.
+    func commitment(startingAt start: Int64, of product: CatalogProduct) throws -> PeriodCommitment {
+        guard let year = product.period else { throw StoreError("'\(product.id)' has no period") }
+        return PeriodCommitment(number: 1, total: Int32(Self.commitmentMonths), expiresAt: time.end(of: year, from: start))
     }
 
     // `startType` and `conversion` restate docs/events.md's table on purpose, beside the engine's own (Timeline):
@@ -205,7 +230,8 @@ extension StoreModel {
         switch s.status {
         case .active:
             let paymentFails = customers[s.customer]?.paymentFails ?? false
-            if !s.autoRenew { return try expire(id, .voluntary, at: instant) }
+            // A commitment's remaining monthly payments come whatever auto-renew says.
+            if !s.autoRenew, s.last.commitment?.periodsRemain != true { return try expire(id, .voluntary, at: instant) }
             if removedFromSale.contains(s.autoRenewProductId) { return try expire(id, .productNotForSale, at: instant) }
             if s.priceIncrease == .customerHasNotResponded { return try expire(id, .priceIncrease, at: instant) }
             if let limit = time.renewalLimit, s.renewals >= limit {
@@ -238,8 +264,20 @@ extension StoreModel {
         guard var s = subscriptions[id], let customer = customers[s.customer] else { return [] }
         let productId = s.autoRenewProductId
         let product = try product(productId)
-        guard let period = product.period else { throw StoreError("'\(productId)' has no period") }
+        guard var period = product.period else { throw StoreError("'\(productId)' has no period") }
         let previous = s.last
+        // A commitment plan's next monthly payment: the next billing period, or the first of a new commitment.
+        var commitment: PeriodCommitment?
+        if var current = previous.commitment {
+            period = try ISO8601Duration("P1M")
+            if current.periodsRemain {
+                current.number += 1
+                commitment = current
+            } else {
+                commitment = try self.commitment(startingAt: start, of: product)
+                expect(.commitmentRenewed, s.customer, id, at: start)
+            }
+        }
         var offer = PurchaseOffer.none
         if s.introRemaining > 0, case .payAsYouGo = previous.offer {
             offer = previous.offer
@@ -251,8 +289,9 @@ extension StoreModel {
         s.periods.append(
             Period(
                 transactionId: newId(), webOrderLineItemId: newId(prefix: 4), productId: productId, start: start,
-                end: time.end(of: period, from: start), offer: offer, price: price(productId, for: customer, offer: offer),
-                currency: customer.storefront.currency, reason: .renewal, signedAt: instant))
+                end: time.end(of: period, from: start), offer: offer,
+                price: commitment == nil ? price(productId, for: customer, offer: offer) : monthlyCommitmentPrice(productId, for: customer),
+                currency: customer.storefront.currency, reason: .renewal, signedAt: instant, commitment: commitment))
         s.status = .active
         s.renewals += 1
         s.failedAt = nil
@@ -352,6 +391,7 @@ extension StoreModel {
                 default: .subscriptionExpired
                 }
             expect(type, t.customer, target, at: instant)
+            if let commitment = t.last.commitment, !commitment.periodsRemain { expect(.commitmentEnded, t.customer, target, at: instant) }
             sent.append(try notify(.expired, subtype, subscription: target, at: instant))
         }
         return sent

@@ -197,6 +197,17 @@ public struct StoreModel: Sendable {
         var revocation: (date: Int64, reason: RevocationReason, type: RevocationType, percentage: Int32?)?
         var upgraded = false
         var signedAt: Int64
+        /// A monthly payment of a commitment plan: which of its billing periods, of how many, and when it ends.
+        var commitment: PeriodCommitment? = nil
+    }
+
+    /// A monthly payment's place in its commitment (Apple's `commitmentInfo`).
+    struct PeriodCommitment: Sendable {
+        var number: Int32
+        var total: Int32
+        var expiresAt: Int64
+
+        var periodsRemain: Bool { number < total }
     }
 
     struct Subscription: Sendable {
