@@ -70,7 +70,8 @@ struct MoneyOutTests {
                     for step in scenario.steps { try await rig.player.play(step, lenient: true) }
                     await rig.player.drain()
                 }
-                h.clock.set(at(400))
+                // Past the end of the longest scenario (commitment-plan runs 420 days): deliveries recorded then are due.
+                h.clock.set(at(500))
                 try await eventually("every delivery sent", seconds: 120) {
                     let page = try await client.execute(uri: "/v1/apps/\(h.app.appId)/integrations", method: .get, headers: key)
                     let views = try decode(IntegrationList.self, page).integrations
