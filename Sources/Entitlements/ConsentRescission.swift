@@ -20,6 +20,22 @@ public struct ConsentRescission: Codable, Hashable, Sendable {
     }
 }
 
+/// The purchases whose access a rescission of consent withholds at the instant evaluated, and since when.
+struct WithheldAccess {
+    private var ids: [String] = []
+    private var earliest: Int64?
+
+    mutating func add(_ id: String, since rescinded: Int64) {
+        ids.append(id)
+        earliest = min(earliest ?? rescinded, rescinded)
+    }
+
+    /// The state's account of it: nil when nothing is withheld.
+    var rescission: ConsentRescission? {
+        earliest.map { ConsentRescission(rescindedAt: Timestamp(millisecondsSince1970: $0), withheld: ids.sorted()) }
+    }
+}
+
 extension FactSet {
     /// The earliest `RESCIND_CONSENT` of each app transaction.
     static func rescissions(_ notifications: [NotificationFact]) -> [String: NotificationFact] {
@@ -37,7 +53,8 @@ extension Evaluator {
     /// The rescission that reached the purchases of `original` (begun at `start`), if any: its app transaction's
     /// `RESCIND_CONSENT`, signed after the purchase began.
     func rescission(of original: String, start: Int64) -> NotificationFact? {
-        guard let appTransaction = facts.appTransactions[original], let rescission = facts.rescissions[appTransaction],
+        guard !facts.rescissions.isEmpty, let appTransaction = facts.appTransactions[original],
+            let rescission = facts.rescissions[appTransaction],
             start <= rescission.signedDate.millisecondsSince1970
         else { return nil }
         return rescission
@@ -53,12 +70,6 @@ extension Evaluator {
             if purchase.start > rescinded, purchase.start <= t, purchase.reason == .purchase { return nil }
         }
         return rescinded
-    }
-
-    /// The state's account of rescinded consent at `t`, from what `withheld` said of each purchase.
-    static func rescission(at times: [Int64], withheld: [String]) -> ConsentRescission? {
-        guard let earliest = times.min() else { return nil }
-        return ConsentRescission(rescindedAt: Timestamp(millisecondsSince1970: earliest), withheld: withheld.sorted())
     }
 
     /// One `consent_rescinded` event per subscription or one-time purchase begun before the rescission of its app

@@ -212,18 +212,7 @@ struct Evaluator: Sendable {
             introEligibility: eligibility.intro,
             winBackEligibility: eligibility.winBack,
             nextChangeAt: nil,
-            consentRescinded: Self.rescission(at: withheld.since, withheld: withheld.ids))
-    }
-
-    /// The purchases whose access a rescission of consent withholds at the instant evaluated, and since when.
-    struct WithheldAccess {
-        var ids: [String] = []
-        var since: [Int64] = []
-
-        mutating func add(_ id: String, since rescinded: Int64) {
-            ids.append(id)
-            since.append(rescinded)
-        }
+            consentRescinded: withheld.rescission)
     }
 
     /// The best access each bought product gives, by index into `facts.productIds`.
