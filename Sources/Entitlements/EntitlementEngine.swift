@@ -247,7 +247,7 @@ struct Evaluator: Sendable {
     /// purchase other than a consumable was made.
     func oneTimePurchases(
         at t: Int64, access: inout AccessTable, withheld: inout WithheldAccess
-    ) -> (states: [NonSubscriptionState], anyPurchase: Bool) {
+    ) -> OneTimePurchases {
         var states: [NonSubscriptionState] = []
         var anyPurchase = false
         for purchase in facts.purchases {
@@ -294,7 +294,13 @@ struct Evaluator: Sendable {
                     product: purchase.productIndex)
             }
         }
-        return (states, anyPurchase)
+        return OneTimePurchases(states: states, anyPurchase: anyPurchase)
+    }
+
+    /// Purchases other than subscriptions as the state lists them, and whether any other than a consumable was made.
+    struct OneTimePurchases {
+        var states: [NonSubscriptionState]
+        var anyPurchase: Bool
     }
 
     /// Each group's counting subscription (and its position in `subscriptions`), the access subscriptions give, and

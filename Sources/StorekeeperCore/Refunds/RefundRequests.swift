@@ -84,14 +84,20 @@ public struct RefundRequests: Sendable {
         }
     }
 
-    /// What Apple's decisions, oldest first, leave a request at, and when the last that changed it was signed.
-    static func outcome(of notices: [RefundDecisionNotice]) -> (outcome: RefundOutcome, at: Int64)? {
-        var result: (outcome: RefundOutcome, at: Int64)?
+    /// Where Apple's decisions leave a request, and when the last that changed it was signed.
+    struct DecidedOutcome: Equatable {
+        var outcome: RefundOutcome
+        var at: Int64
+    }
+
+    /// What Apple's decisions, oldest first, leave a request at.
+    static func outcome(of notices: [RefundDecisionNotice]) -> DecidedOutcome? {
+        var result: DecidedOutcome?
         for notice in notices {
             guard let decision = RefundOutcome(notificationType: notice.type),
                 let next = decision.applied(to: result?.outcome), next != result?.outcome
             else { continue }
-            result = (next, notice.signedDate)
+            result = DecidedOutcome(outcome: next, at: notice.signedDate)
         }
         return result
     }
