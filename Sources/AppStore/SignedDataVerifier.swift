@@ -169,6 +169,22 @@ public struct SignedDataVerifier: Sendable {
         return verified
     }
 
+    /// Verifies a Retention Messaging request's `signedPayload` (what Apple sends the Get Retention Message endpoint):
+    /// the signature, every field Apple requires, the environment, and in production the appAppleId. It names no bundle
+    /// id, so the appAppleId is what ties it to the app.
+    public nonisolated(nonsending) func verifyRealtimeRequest(_ signedPayload: String) async throws(VerificationError)
+        -> DecodedRealtimeRequestBody
+    {
+        let request = try await verifySignature(signedPayload, as: DecodedRealtimeRequestBody.self) { $0.signedDate }
+        if let missing = request.missingField {
+            throw .format("the retention message request has no \(missing)")
+        }
+        try checkApp(
+            bundleId: configuration.bundleId, appAppleId: request.appAppleId, environment: request.environment,
+            checksAppAppleId: true, what: "retention message request")
+        return request
+    }
+
     /// Verifies any of the four kinds, telling them apart by their payload's fields.
     public nonisolated(nonsending) func verify(_ jws: String) async throws(VerificationError) -> VerifiedPayload {
         switch try payloadKind(of: jws) {

@@ -249,11 +249,11 @@
 
         // MARK: - HTTP
 
-        private struct Empty: Decodable {}
+        struct Empty: Decodable {}
         private struct NoBody: Encodable {}
 
         /// A path segment from a caller's value, percent-encoded; one that would change the path is refused.
-        private func segment(_ value: String) throws(AppStoreServerAPIError) -> String {
+        func segment(_ value: String) throws(AppStoreServerAPIError) -> String {
             guard !value.isEmpty, value != ".", value != "..",
                 let encoded = value.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"]))
             else {
@@ -264,21 +264,15 @@
 
         private static let decoder = JSONDecoder()
 
-        private func call<Response: Decodable>(
+        func call<Response: Decodable>(
             _ method: HTTPMethod, _ path: String, query: [(String, String)] = []
         ) async throws(AppStoreServerAPIError) -> Response {
             try await call(method, path, query: query, body: nil as NoBody?)
         }
 
-        private func call<Response: Decodable, Body: Encodable>(
+        func call<Response: Decodable, Body: Encodable>(
             _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], body: Body?
         ) async throws(AppStoreServerAPIError) -> Response {
-            var url = configuration.baseURL + path
-            if !query.isEmpty {
-                var components = URLComponents()
-                components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
-                url += "?" + (components.percentEncodedQuery ?? "")
-            }
             let bodyBytes: [UInt8]?
             do {
                 bodyBytes = try body.map { Array(try JSONEncoder().encode($0)) }
@@ -286,10 +280,22 @@
                 throw AppStoreServerAPIError(
                     kind: .invalidRequest, httpStatus: nil, message: "the request body could not be encoded: \(error)")
             }
+            return try await call(method, path, query: query, bytes: bodyBytes, contentType: "application/json")
+        }
 
+        /// A call with a body of the given bytes and content type (an image upload is `image/png`).
+        func call<Response: Decodable>(
+            _ method: HTTPMethod, _ path: String, query: [(String, String)] = [], bytes bodyBytes: [UInt8]?, contentType: String
+        ) async throws(AppStoreServerAPIError) -> Response {
+            var url = configuration.baseURL + path
+            if !query.isEmpty {
+                var components = URLComponents()
+                components.queryItems = query.map { URLQueryItem(name: $0.0, value: $0.1) }
+                url += "?" + (components.percentEncodedQuery ?? "")
+            }
             var attempt = 0
             while true {
-                let (status, headers, data) = try await send(method, url, body: bodyBytes)
+                let (status, headers, data) = try await send(method, url, body: bodyBytes, contentType: contentType)
                 if (200..<300).contains(status) {
                     if Response.self == Empty.self, let empty = Empty() as? Response { return empty }
                     do {
@@ -318,9 +324,11 @@
             }
         }
 
-        private func send(_ method: HTTPMethod, _ url: String, body: [UInt8]?) async throws(AppStoreServerAPIError) -> (
-            Int, HTTPHeaders, Data
-        ) {
+        private func send(_ method: HTTPMethod, _ url: String, body: [UInt8]?, contentType: String) async throws(AppStoreServerAPIError)
+            -> (
+                Int, HTTPHeaders, Data
+            )
+        {
             var request = HTTPClientRequest(url: url)
             request.method = method
             do {
@@ -331,7 +339,7 @@
             request.headers.add(name: "Accept", value: "application/json")
             request.headers.add(name: "User-Agent", value: "storekeeper")
             if let body {
-                request.headers.add(name: "Content-Type", value: "application/json")
+                request.headers.add(name: "Content-Type", value: contentType)
                 request.body = .bytes(ByteBuffer(bytes: body))
             }
             do {

@@ -80,6 +80,16 @@ public struct AppStoreServerAPIError: Error, Sendable, Hashable, CustomStringCon
         4_040_007: "ServerNotificationUrlNotFoundError", 4_040_008: "TestNotificationNotFoundError",
         4_040_009: "StatusRequestNotFoundError", 4_040_010: "TransactionIdNotFoundError",
         4_040_019: "AppTransactionDoesNotExistError", 4_290_000: "RateLimitExceededError",
+        4_000_161: "InvalidImageError", 4_000_162: "HeaderTooLongError", 4_000_163: "BodyTooLongError",
+        4_000_164: "InvalidLocaleError", 4_000_175: "AltTextTooLongError", 4_000_211: "InvalidPerformanceTestRequestError",
+        4_000_212: "InvalidRequestIdError", 4_000_213: "ExistingPerformanceTestRunError", 4_000_215: "BadRequestRealtimeUrlError",
+        4_000_216: "BadRequestImageSizeError", 4_000_218: "BadRequestTooManyBulletPointsError",
+        4_000_219: "BadRequestBulletPointTextTooLongError", 4_000_224: "BadRequestAboveImageRequiresAnImageError",
+        4_030_014: "MaximumNumberOfImagesReachedError", 4_030_016: "MaximumNumberOfMessagesReachedError",
+        4_030_017: "MessageNotApprovedError", 4_030_018: "ImageNotApprovedError", 4_030_019: "ImageInUseError",
+        4_030_026: "ForbiddenNoPassingTestError", 4_040_014: "ImageNotFoundError", 4_040_015: "MessageNotFoundError",
+        4_040_018: "PerformanceTestRunNotFoundError", 4_040_020: "DefaultMessageNotFoundError",
+        4_040_021: "RealtimeUrlNotFoundError", 4_090_000: "ImageAlreadyExistsError", 4_090_001: "MessageAlreadyExistsError",
         5_000_000: "GeneralInternalError", 5_000_001: "GeneralInternalRetryableError",
     ]
 }
