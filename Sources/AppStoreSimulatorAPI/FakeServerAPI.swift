@@ -26,12 +26,23 @@ public struct FakeServerAPI: Sendable {
     public let consumptionFailures = NIOLockedValueBox<Int>(0)
     /// Items per page of history and notification history (Apple: 20).
     public var pageSize = 20
+    /// The Retention Messaging API's images, messages, defaults, real-time URL and performance tests.
+    public let retention = NIOLockedValueBox(FakeRetentionState())
+    /// How a performance test calls the real-time URL.
+    public let realtimeCaller: RealtimeCaller
+    /// How Apple runs a performance test: requests, concurrency, the response time and success rate to pass.
+    public var performanceTest = PerformanceTestConfig(
+        maxConcurrentRequests: 10, totalRequests: 100, totalDuration: 60_000, responseTimeThreshold: 700, successRateThreshold: 95)
 
-    public init(store: SimulatedStore, bundleId: String, publicKey: P256.Signing.PublicKey? = nil, webhook: WebhookSender? = nil) {
+    public init(
+        store: SimulatedStore, bundleId: String, publicKey: P256.Signing.PublicKey? = nil, webhook: WebhookSender? = nil,
+        realtimeCaller: RealtimeCaller? = nil
+    ) {
         self.store = store
         self.bundleId = bundleId
         self.publicKey = publicKey
         self.webhook = webhook
+        self.realtimeCaller = realtimeCaller ?? RealtimeCall.http()
     }
 
     struct APIFailure: Error, HTTPResponseError {
@@ -64,6 +75,7 @@ public struct FakeServerAPI: Sendable {
         router.put("/inApps/v1/transactions/:transactionId/appAccountToken") { request, context in
             try await api.appAccountToken(request, context)
         }
+        addRetentionRoutes(to: router)
         return router
     }
 
