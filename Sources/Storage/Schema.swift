@@ -477,5 +477,24 @@ public enum Schema {
                 .primaryKey("app_id", "app_transaction_id", "notification_uuid")
                 .run()
         },
+        // Apple's Get Retention Message requests and what the server answered (a retried request is answered the same).
+        Migration(version: 17, name: "retention message requests") { db in
+            try await db.create(table: "retention_requests")
+                .column("app_id", type: .text, .notNull)
+                .column("request_identifier", type: .text, .notNull)
+                .column("environment", type: .text, .notNull)
+                .column("original_transaction_id", type: .text, .notNull)
+                .column("customer_id", type: .text)
+                .column("product_id", type: .text, .notNull)
+                .column("user_locale", type: .text, .notNull)
+                .column("answer", type: .text, .notNull)
+                .column("message_identifier", type: .text)
+                .column("decided_by", type: .text, .notNull)
+                .column("signed_date", type: .bigint, .notNull)
+                .column("answered_at", type: .bigint, .notNull)
+                .primaryKey("app_id", "request_identifier")
+                .run()
+            try await db.raw("CREATE INDEX retention_requests_answered ON retention_requests (app_id, environment, answered_at)").run()
+        },
     ]
 }

@@ -34,6 +34,7 @@ public struct StorekeeperCore: Sendable {
     /// Apple's refund requests, the policy's answers and what apps report for them.
     public let refundRequests: RefundRequests
     public let refundAnswers: RefundAnswerWorker
+    public let retention: RetentionMessaging
     public let metrics: ServerMetrics
     public let settings: CoreSettings
     /// Signs the customer API's answers; nil when `responseSigning` is off.
@@ -131,6 +132,8 @@ public struct StorekeeperCore: Sendable {
         self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
         self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)
         self.experimentResults = ExperimentResultsReader(database: database, clock: clock)
+        self.retention = RetentionMessaging(
+            database: database, customers: customers, catalogs: catalogs, administration: administration, appleAPI: apple, clock: clock)
         self.metrics = metrics
         self.settings = settings
         self.responseSigner =

@@ -38,6 +38,8 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
     let customers = CustomerController(core: core)
     router.addRoutes(SystemController(core: core).routes)
     router.addRoutes(WebhookController(core: core).routes)
+    let retention = RetentionController(core: core)
+    router.addRoutes(retention.appleRoutes)
     let analytics = AnalyticsController(core: core)
     let experiments = ExperimentController(core: core)
     let appAdmin = AppAdminController(core: core)
@@ -48,6 +50,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
         .addRoutes(IntegrationController(core: core).routes)
         .addRoutes(experiments.adminRoutes)
         .addRoutes(refunds.adminRoutes)
+        .addRoutes(retention.adminRoutes)
     // What an app reads and posts with its public key is signed (README "Answers the device can trust").
     let appGroup = router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: CustomerContext.self)
     let customerGroup = router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)

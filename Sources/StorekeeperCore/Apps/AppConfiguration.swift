@@ -68,6 +68,9 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
     public var offerSigningKey: OfferSigningKey?
     /// How Apple's refund requests are answered (`/v1/apps/{appId}/refund-policy`); none: they are only recorded.
     public var refundPolicy: RefundPolicy?
+    /// How Apple's Get Retention Message requests are answered (`/v1/apps/{appId}/retention-policy`); none: with
+    /// Apple's default message, unless a split test on the placement `cancel` decides.
+    public var retentionPolicy: RetentionPolicy?
 
     public init(
         bundleId: String, appAppleId: Int64? = nil, environments: [String], trustedRoots: [String]? = nil,
@@ -88,7 +91,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case bundleId, appAppleId, environments, trustedRoots, sharedSecret, serverAPI, verifyReceiptURLs, catalog, transferPolicy
-        case proceeds, offerSigningKey, refundPolicy
+        case proceeds, offerSigningKey, refundPolicy, retentionPolicy
     }
 
     public init(from decoder: any Decoder) throws {
@@ -105,6 +108,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
         proceeds = try c.decodeIfPresent(ProceedsSettings.self, forKey: .proceeds)
         offerSigningKey = try c.decodeIfPresent(OfferSigningKey.self, forKey: .offerSigningKey)
         refundPolicy = try c.decodeIfPresent(RefundPolicy.self, forKey: .refundPolicy)
+        retentionPolicy = try c.decodeIfPresent(RetentionPolicy.self, forKey: .retentionPolicy)
     }
 
     /// The key that signs the app's promotional offers, when one is set.
@@ -166,6 +170,7 @@ public struct AppConfiguration: Codable, Sendable, Hashable {
             throw .invalidInput(field: "trustedRoots", error.message)
         }
         try refundPolicy?.validate()
+        try retentionPolicy?.validate(config: self)
         do { try proceeds?.validate() } catch { throw .invalidInput(field: "proceeds.\(error.field)", error.reason) }
         if sharedSecret?.isEmpty == true { throw .invalidInput(field: "sharedSecret", "is empty: null removes the secret") }
         if let verifyReceiptURLs {

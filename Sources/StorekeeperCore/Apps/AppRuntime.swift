@@ -97,6 +97,15 @@ public struct AppRuntime: Sendable {
         return transaction
     }
 
+    /// A Retention Messaging request, verified and from one of the app's environments.
+    func verifyRealtimeRequest(_ signedPayload: String) async throws(VerificationError) -> DecodedRealtimeRequestBody {
+        let request = try await withLocalFallback { (v: SignedDataVerifier) async throws(VerificationError) in
+            try await v.verifyRealtimeRequest(signedPayload)
+        }
+        try checkEnvironment(request.environment, what: "retention message request")
+        return request
+    }
+
     private func withLocalFallback<T>(
         _ body: (SignedDataVerifier) async throws(VerificationError) -> T
     ) async throws(VerificationError) -> T {

@@ -53,6 +53,7 @@ extension OpenAPIDocument {
         for (path, item) in integrationPaths { all[path] = item }
         for (path, item) in experimentPaths { all[path] = item }
         for (path, item) in refundPaths { all[path] = item }
+        for (path, item) in retentionPaths { all[path] = item }
         return all
     }
 
