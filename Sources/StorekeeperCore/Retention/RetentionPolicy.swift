@@ -38,11 +38,17 @@ public struct RetentionAnswer: Codable, Sendable, Hashable {
     /// Refuses an answer Apple could not show, naming the field.
     func validate(field: String, config: AppConfiguration) throws(CoreError) {
         if type == .none {
-            for (name, value) in [("messageIdentifier", messageIdentifier), ("productId", productId), ("offerIdentifier", offerIdentifier)]
+            for (name, value) in [
+                ("messageIdentifier", messageIdentifier), ("productId", productId), ("offerIdentifier", offerIdentifier),
+                ("billingPlanType", billingPlanType),
+            ]
             where value != nil {
                 throw .invalidInput(field: "\(field).\(name)", "an answer of type none shows Apple's default message: leave \(name) out")
             }
             return
+        }
+        for (name, value) in [("productId", productId), ("offerIdentifier", offerIdentifier)] where value?.isEmpty == true {
+            throw .invalidInput(field: "\(field).\(name)", "is empty")
         }
         guard let messageIdentifier, UUID(uuidString: messageIdentifier) != nil else {
             throw .invalidInput(field: "\(field).messageIdentifier", "the UUID of an approved message is required")
@@ -54,6 +60,9 @@ public struct RetentionAnswer: Codable, Sendable, Hashable {
             }
             if let product = config.catalog[productId], product.type != .autoRenewable {
                 throw .invalidInput(field: "\(field).productId", "'\(productId)' is not an auto-renewable subscription")
+            }
+            if offerIdentifier != nil {
+                throw .invalidInput(field: "\(field).offerIdentifier", "only a promotionalOffer has an offer identifier")
             }
             if let plan = billingPlanType, plan != "MONTHLY" {
                 throw .invalidInput(field: "\(field).billingPlanType", "Apple's only billing plan type is MONTHLY, not '\(plan)'")
