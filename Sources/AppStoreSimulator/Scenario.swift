@@ -195,7 +195,14 @@ extension StoreModel {
                 who(), product: step.required(step.product, "product"), offer: step.purchaseOffer,
                 billedMonthly: step.billingPlan == "monthly")
         case .changeProduct: return try changeProduct(who(), to: step.required(step.product, "product"), offer: step.purchaseOffer)
-        case .buyOnce: return try buyOnce(who(), product: step.required(step.product, "product"), quantity: step.quantity ?? 1)
+        case .buyOnce:
+            let code: String?
+            switch step.offer {
+            case nil, .some(.none): code = nil
+            case .some(.offerCode): code = try step.required(step.offerId, "offerId")
+            case .some(let other): throw StoreError("a one-time product takes an offer code, not \(other.rawValue)")
+            }
+            return try buyOnce(who(), product: step.required(step.product, "product"), quantity: step.quantity ?? 1, offerCode: code)
         case .autoRenewOff: return try setAutoRenew(who(), product: step.product, on: false)
         case .autoRenewOn: return try setAutoRenew(who(), product: step.product, on: true)
         case .failPayments:

@@ -6,7 +6,11 @@ extension StoreModel {
     // MARK: - One-time purchases
 
     /// A consumable, non-consumable or non-renewing subscription (`ONE_TIME_CHARGE`).
-    public mutating func buyOnce(_ name: String, product productId: String, quantity: Int32 = 1) throws -> [SimulatedNotification] {
+    /// A one-time purchase; with `offerCode`, redeemed with that code at half the price (the transaction carries
+    /// `offerType` 3, the code's `offerIdentifier` and `offerDiscountType` `ONE_TIME`).
+    public mutating func buyOnce(_ name: String, product productId: String, quantity: Int32 = 1, offerCode: String? = nil) throws
+        -> [SimulatedNotification]
+    {
         let customer = try customer(name)
         let product = try product(productId)
         guard product.type != .autoRenewable else { throw StoreError("'\(productId)' is a subscription: subscribe to it") }
@@ -19,7 +23,8 @@ extension StoreModel {
         let purchase = OneTimePurchase(
             transactionId: id, customer: name, productId: productId, kind: product.type, start: now,
             end: product.type == .nonRenewing ? product.duration.map { $0.added(to: now) } : nil, quantity: quantity,
-            price: price(productId, for: customer) * Int64(quantity), currency: customer.storefront.currency)
+            price: price(productId, for: customer) * Int64(quantity) / (offerCode == nil ? 1 : 2), currency: customer.storefront.currency,
+            offerCode: offerCode)
         add(purchase)
         let type: SubscriptionEventType =
             switch product.type {

@@ -96,6 +96,11 @@ extension StoreModel {
         t.transactionReason = .purchase
         t.price = o.price
         t.currency = o.currency
+        if let code = o.offerCode {
+            t.offerType = .offerCode
+            t.offerIdentifier = code
+            t.offerDiscountType = .oneTime
+        }
         if let revocation = o.revocation {
             t.revocationDate = Timestamp(millisecondsSince1970: revocation.date)
             t.revocationReason = revocation.reason

@@ -246,6 +246,8 @@ public struct StoreModel: Sendable {
         var price: Int64
         var currency: String
         var revocation: (date: Int64, reason: RevocationReason, type: RevocationType, percentage: Int32?)?
+        /// The offer code redeemed for it (Apple's offer codes for one-time products since 2025: a one-time discount).
+        var offerCode: String? = nil
     }
 
     public init(app: SimulatedApp, ca: SimulatorCA, time: PeriodTime = .calendar, runId: UInt64, start: Int64) {
