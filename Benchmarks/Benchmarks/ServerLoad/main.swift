@@ -5,6 +5,7 @@ import Foundation
 // Writes the load for `Benchmarks/server.sh`: App Store Server Notifications V2 signed by a fresh simulator CA
 // (`root.der`, which the benchmark app trusts), one JSON body per line (`payloads.txt`), and the customers' app user
 // ids (`users.txt`). Each customer subscribes, then renews `renewals` times: every notification is new to the server.
+// Also Apple's Get Retention Message requests about the first 1,000 customers (`retention.txt`, below).
 //
 // Usage: ServerLoad <out-dir> <customers> <renewals> <bundle-id>
 
@@ -72,6 +73,27 @@ for c in 0..<customers {
         lines.append("{\"signedPayload\":\"\(try ca.sign(payload))\"}")
     }
 }
+// The retention load: the first (at most) 1,000 customers' subscriptions (`retention-subscribe.txt`, their first
+// notifications, to make sure the server knows them), and twelve rounds of requests over them, each request new.
+let retentionCustomers = min(customers, 1000)
+var retention: [String] = []
+for _ in 0..<12 {
+    for c in 0..<retentionCustomers {
+        var request = DecodedRealtimeRequestBody()
+        request.originalTransactionId = String(3_000_000_000 + c * 1000)
+        request.productId = "pro.monthly"
+        request.userLocale = c % 3 == 0 ? "de-DE" : "en-US"
+        request.requestIdentifier = UUID().uuidString.lowercased()
+        request.environment = .sandbox
+        request.signedDate = Timestamp(millisecondsSince1970: Int64(Date().timeIntervalSince1970 * 1000))
+        retention.append("{\"signedPayload\":\"\(try ca.sign(request))\"}")
+    }
+}
+let subscriptions = (0..<retentionCustomers).map { lines[$0 * (renewals + 1)] }
 try (lines.joined(separator: "\n") + "\n").write(to: directory.appendingPathComponent("payloads.txt"), atomically: true, encoding: .utf8)
+try (retention.joined(separator: "\n") + "\n").write(
+    to: directory.appendingPathComponent("retention.txt"), atomically: true, encoding: .utf8)
+try (subscriptions.joined(separator: "\n") + "\n").write(
+    to: directory.appendingPathComponent("retention-subscribe.txt"), atomically: true, encoding: .utf8)
 try (users.joined(separator: "\n") + "\n").write(to: directory.appendingPathComponent("users.txt"), atomically: true, encoding: .utf8)
 print("wrote \(lines.count) notifications for \(customers) customers to \(directory.path)")
