@@ -394,6 +394,15 @@ struct RetentionMessagingTests {
             #expect(byKey["control"]?.paid == 0, "no control customer paid after the exposure: they cancelled")
             #expect(byKey["yearly"]?.paid == arms["yearly"], "every treated customer renewed")
             #expect((byKey["yearly"]?.grossUSD ?? 0) > 0)
+
+            // The team ships the winner: everyone gets its answer, and no one is exposed any more.
+            let shipped = try await rig.client.send(.patch, base + "/experiments/save-offer", key, #"{"winner": "yearly"}"#)
+            #expect(shipped.status == .ok, "\(String(buffer: shipped.body))")
+            try await rig.player.play(ScenarioStep(day: 75, .subscribe, customer: "late", product: "pro.monthly"))
+            #expect(try await rig.answer("late").alternateProduct?.productId == "pro.yearly")
+            #expect(try await rig.requests().first?.decidedBy == "placement:cancel/yearly")
+            let after = try await ExperimentEndToEndTests.results("save-offer", client: rig.client, harness: rig.harness)
+            #expect(after.arms.map(\.exposed).reduce(0, +) == names.count)
         }
     }
 

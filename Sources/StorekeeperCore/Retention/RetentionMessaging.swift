@@ -65,7 +65,7 @@ public struct RetentionMessaging: Sendable {
                 _ = try await session.assign(
                     app: app.id, experiment: test.key, phase: test.phase, customer: customerId, variant: test.variant, at: now)
             }
-            if let test, let customerId {
+            if let test, test.inExperiment, let customerId {
                 try await session.recordExposure(
                     app: app.id,
                     ExposureRecord(
@@ -74,7 +74,7 @@ public struct RetentionMessaging: Sendable {
             }
             return try await session.record(record)
         }
-        if let test, let customerId {
+        if let test, test.inExperiment, let customerId {
             catalogs.remember(app: app.id, experiment: test.key, phase: test.phase, customer: customerId, variant: test.variant)
         }
         guard stored != record else { return body }
@@ -95,14 +95,25 @@ public struct RetentionMessaging: Sendable {
         var answer: RetentionAnswer?
         /// The assignment is new: it is stored with the answer.
         var newAssignment: Bool
-        var label: String { "experiment:\(key)/\(variant)" }
+        /// The experiment runs, so the customer is exposed; once stopped, its control or winner is served to everyone
+        /// and no one is exposed.
+        var inExperiment: Bool
+        var label: String { inExperiment ? "experiment:\(key)/\(variant)" : "placement:\(RetentionMessaging.placement)/\(variant)" }
     }
 
     private func experimentArm(customerId: String?, state: CustomerState, app: AppRuntime) async throws -> Arm? {
         guard let customerId else { return nil }
         let catalog = try await catalogs.catalog(app: app.id)
-        guard let served = catalog.served[Self.placement], served.experiment.definition.status == .running else { return nil }
+        guard let served = catalog.served[Self.placement] else { return nil }
         let definition = served.experiment.definition
+        // Not running: the control or the winner for everyone, as on any placement.
+        guard definition.status == .running else {
+            let outside = served.experiment.assign(userId: customerId).variant
+            return Arm(
+                key: definition.key, phase: definition.phase, variant: outside,
+                answer: try served.paywalls[outside].flatMap { try Self.retentionAnswer(in: $0) }, newAssignment: false,
+                inExperiment: false)
+        }
         // Apple's request names no app user: the customer is what is hashed.
         var variant = catalogs.assignment(app: app.id, experiment: definition.key, phase: definition.phase, customer: customerId)
         if variant == nil {
@@ -122,7 +133,7 @@ public struct RetentionMessaging: Sendable {
         }
         guard let variant else { return nil }
         let answer = try served.paywalls[variant].flatMap { try Self.retentionAnswer(in: $0) }
-        return Arm(key: definition.key, phase: definition.phase, variant: variant, answer: answer, newAssignment: isNew)
+        return Arm(key: definition.key, phase: definition.phase, variant: variant, answer: answer, newAssignment: isNew, inExperiment: true)
     }
 
     /// A paywall's `config.retention`, when it has one.
