@@ -74,10 +74,10 @@ for c in 0..<customers {
     }
 }
 // The retention load: the first (at most) 1,000 customers' subscriptions (`retention-subscribe.txt`, their first
-// notifications, to make sure the server knows them), and twelve rounds of requests over them, each request new.
+// notifications, to make sure the server knows them), and thirty rounds of requests over them, each request new.
 let retentionCustomers = min(customers, 1000)
 var retention: [String] = []
-for _ in 0..<12 {
+for _ in 0..<30 {
     for c in 0..<retentionCustomers {
         var request = DecodedRealtimeRequestBody()
         request.originalTransactionId = String(3_000_000_000 + c * 1000)
