@@ -43,17 +43,8 @@ public struct RefundPolicy: Codable, Sendable, Hashable {
         guard (0...Self.maxHoldMinutes).contains(holdMinutes) else {
             throw .invalidInput(field: "holdMinutes", "a hold is 0 to \(Self.maxHoldMinutes) minutes: Apple waits 12 hours for the answer")
         }
-        var names = Set<String>()
-        for (index, rule) in rules.enumerated() {
-            let field = "rules[\(index)]"
-            guard !rule.name.isEmpty, rule.name.count <= 100 else {
-                throw .invalidInput(field: "\(field).name", "a rule needs a name (1–100 characters)")
-            }
-            guard names.insert(rule.name).inserted else {
-                throw .invalidInput(field: "\(field).name", "two rules are named '\(rule.name)'")
-            }
-            try rule.validate(field: field)
-        }
+        try PolicyRuleChecks.names(rules.map(\.name))
+        for (index, rule) in rules.enumerated() { try rule.validate(field: "rules[\(index)]") }
     }
 
     /// Refuses a preference Apple does not document (Apple's enumerations decode any string).
@@ -119,14 +110,9 @@ public struct RefundRule: Codable, Sendable, Hashable {
                 field: "\(field).reasons",
                 "'\(unknown)' is not one of Apple's reasons: \(ConsumptionRequestReason.known.map(\.rawValue).joined(separator: ", "))")
         }
-        func range<T: Comparable & Sendable>(_ low: T?, _ high: T?, _ name: String, floor: T) throws(CoreError) {
-            if let low, low < floor { throw .invalidInput(field: "\(field).min\(name)", "cannot be negative") }
-            if let high, high < floor { throw .invalidInput(field: "\(field).max\(name)", "cannot be negative") }
-            if let low, let high, low > high { throw .invalidInput(field: "\(field).min\(name)", "is above max\(name)") }
-        }
-        try range(minHoursSincePurchase, maxHoursSincePurchase, "HoursSincePurchase", floor: 0)
-        try range(minLifetimeSpendUSD, maxLifetimeSpendUSD, "LifetimeSpendUSD", floor: 0)
-        try range(minRefundsBefore, maxRefundsBefore, "RefundsBefore", floor: 0)
+        try PolicyRuleChecks.range(minHoursSincePurchase, maxHoursSincePurchase, "HoursSincePurchase", field: field, floor: 0)
+        try PolicyRuleChecks.range(minLifetimeSpendUSD, maxLifetimeSpendUSD, "LifetimeSpendUSD", field: field, floor: 0)
+        try PolicyRuleChecks.range(minRefundsBefore, maxRefundsBefore, "RefundsBefore", field: field, floor: 0)
     }
 
     func matches(_ facts: RefundRequestFacts) -> Bool {

@@ -113,17 +113,8 @@ public struct RetentionPolicy: Codable, Sendable, Hashable {
     /// Refuses what could never work, naming the field.
     public func validate(config: AppConfiguration) throws(CoreError) {
         try defaultAnswer?.validate(field: "defaultAnswer", config: config)
-        var names = Set<String>()
-        for (index, rule) in rules.enumerated() {
-            let field = "rules[\(index)]"
-            guard !rule.name.isEmpty, rule.name.count <= 100 else {
-                throw .invalidInput(field: "\(field).name", "a rule needs a name (1–100 characters)")
-            }
-            guard names.insert(rule.name).inserted else {
-                throw .invalidInput(field: "\(field).name", "two rules are named '\(rule.name)'")
-            }
-            try rule.validate(field: field, config: config)
-        }
+        try PolicyRuleChecks.names(rules.map(\.name))
+        for (index, rule) in rules.enumerated() { try rule.validate(field: "rules[\(index)]", config: config) }
     }
 
     /// Whether a rule asks for the customer's lifetime spend (a ledger read, made only then).
@@ -175,13 +166,8 @@ public struct RetentionRule: Codable, Sendable, Hashable {
         if let locales, let empty = locales.firstIndex(where: \.isEmpty) {
             throw .invalidInput(field: "\(field).locales[\(empty)]", "is empty")
         }
-        func range(_ low: Double?, _ high: Double?, _ name: String) throws(CoreError) {
-            if let low, low < 0 { throw .invalidInput(field: "\(field).min\(name)", "cannot be negative") }
-            if let high, high < 0 { throw .invalidInput(field: "\(field).max\(name)", "cannot be negative") }
-            if let low, let high, low > high { throw .invalidInput(field: "\(field).min\(name)", "is above max\(name)") }
-        }
-        try range(minDaysSubscribed, maxDaysSubscribed, "DaysSubscribed")
-        try range(minLifetimeSpendUSD, maxLifetimeSpendUSD, "LifetimeSpendUSD")
+        try PolicyRuleChecks.range(minDaysSubscribed, maxDaysSubscribed, "DaysSubscribed", field: field, floor: 0)
+        try PolicyRuleChecks.range(minLifetimeSpendUSD, maxLifetimeSpendUSD, "LifetimeSpendUSD", field: field, floor: 0)
     }
 
     func matches(_ facts: RetentionFacts) -> Bool {
