@@ -80,7 +80,7 @@ public struct RetentionMessaging: Sendable {
         guard stored != record else { return body }
         // Apple asked again: the first answer, as it was given.
         do {
-            return try JSONDecoder().decode(RealtimeResponseBody.self, from: Data(stored.answer.utf8))
+            return try Self.decoder.decode(RealtimeResponseBody.self, from: Data(stored.answer.utf8))
         } catch {
             throw CoreError.internalError("the stored answer of retention request \(requestId) does not decode")
         }
@@ -136,11 +136,15 @@ public struct RetentionMessaging: Sendable {
         return Arm(key: definition.key, phase: definition.phase, variant: variant, answer: answer, newAssignment: isNew, inExperiment: true)
     }
 
+    /// One of each for every request: building them per call is a measurable cost.
+    private static let decoder = JSONDecoder()
+    private static let encoder = JSONEncoder()
+
     /// A paywall's `config.retention`, when it has one.
     static func retentionAnswer(in paywall: Paywall) throws(CoreError) -> RetentionAnswer? {
         guard case .object(let config) = paywall.config, let value = config["retention"] else { return nil }
         do {
-            return try JSONDecoder().decode(RetentionAnswer.self, from: JSONEncoder().encode(value))
+            return try decoder.decode(RetentionAnswer.self, from: encoder.encode(value))
         } catch {
             throw .internalError("paywall \(paywall.id)'s config.retention is not a retention answer")
         }
