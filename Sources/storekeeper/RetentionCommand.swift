@@ -2,6 +2,7 @@ import AppStore
 import ArgumentParser
 import Foundation
 import StorekeeperCore
+import StorekeeperServer
 
 /// `storekeeper retention`: Apple's Retention Messaging API for an app (its images, messages, default messages, the
 /// real-time URL and performance tests), called with the app's Server API key, and the app's retention policy.
@@ -261,7 +262,9 @@ struct RetentionCommand: AsyncParsableCommand {
                 guard let data = FileManager.default.contents(atPath: file) else { throw UsageError(message: "cannot read \(file)") }
                 let policy: RetentionPolicy
                 do {
-                    policy = try JSONDecoder().decode(RetentionPolicy.self, from: data)
+                    policy = try JSONDecoder().decode(RetentionPolicyBody.self, from: data).policy
+                } catch let error as CoreError {
+                    throw UsageError(message: "\(file): \(error.description)")
                 } catch {
                     throw UsageError(message: "\(file) is not a retention policy: \(error)")
                 }

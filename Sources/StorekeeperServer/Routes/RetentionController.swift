@@ -61,13 +61,14 @@ struct RetentionController {
 extension RealtimeResponseBody: ResponseEncodable {}
 extension RetentionPolicy: ResponseEncodable {}
 
-/// A retention policy, unknown fields refused in it, its default answer, each rule and each rule's answer.
-struct RetentionPolicyBody: Decodable {
-    var policy: RetentionPolicy
+/// A retention policy, unknown fields refused in it, its default answer, each rule and each rule's answer (the API's
+/// body, and the file `storekeeper retention policy set` reads: a misspelt condition would otherwise match everyone).
+public struct RetentionPolicyBody: Decodable {
+    public var policy: RetentionPolicy
 
     enum Keys: String, CodingKey { case rules, defaultAnswer, answer }
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         try StrictBody.refuseUnknown(decoder, RetentionPolicy.CodingKeys.self, what: "a retention policy")
         try StrictBody.refuseNulls(in: decoder, except: [])
         let c = try decoder.container(keyedBy: Keys.self)
