@@ -53,8 +53,7 @@ extension StorageSession {
     /// `state`, and its ledger (`replaceLedger`), `ledger` computing the rows. The two write no table in common.
     /// - PostgreSQL writes the state and the ledger's changed rows in one statement (`StateAndLedgerUpsert`), a round
     ///   trip less; the state alone when no row changed.
-    /// - SQLite computes and writes the ledger alongside the events and the state (`run(_:alongside:)`): its statements
-    ///   wait for SQLiteNIO's thread pool together with theirs, not after them.
+    /// - SQLite writes the events and the state, then the ledger (`run(_:alongside:)`).
     public func storeRecomputed(
         _ state: StateRecord, ledger: @escaping @Sendable () -> [LedgerEntry], stored: [String: LedgerEntry],
         after events: @escaping @Sendable () async throws -> Void

@@ -95,7 +95,7 @@ public final class StorageDatabase: Sendable {
     let logger: Logger
 
     private enum Backend: Sendable {
-        case sqlite(writer: SQLiteConnection, readers: [SQLiteConnection], writeLock: AsyncLock, next: NIOLockedCounter)
+        case sqlite(writer: SQLiteHandle, readers: [SQLiteConnection], writeLock: AsyncLock, next: NIOLockedCounter)
         case postgres(pool: EventLoopGroupConnectionPool<PostgresConnectionSource>)
     }
 
@@ -113,17 +113,19 @@ public final class StorageDatabase: Sendable {
         switch location {
         case .sqlite(let path):
             // Every connection opened is closed again if a later one fails: SQLiteNIO asserts that none is dropped open.
-            var opened: [SQLiteConnection] = []
+            var readers: [SQLiteConnection] = []
+            let writer: SQLiteHandle
             do {
-                for _ in 0..<3 { opened.append(try await connect(path, logger: logger)) }
+                writer = try SQLiteHandle(path: path)
+                for pragma in pragmas { try writer.execute(pragma, binds: []) { _ in } }
+                for _ in 0..<2 { readers.append(try await connect(path, logger: logger)) }
             } catch {
-                for connection in opened { await connection.closeEvenIfCancelled() }
+                for connection in readers { await connection.closeEvenIfCancelled() }
                 throw StorageError(.unavailable, "cannot open the SQLite database \(path): \(error)")
             }
             return StorageDatabase(
                 kind: .sqlite, location: location,
-                backend: .sqlite(
-                    writer: opened[0], readers: Array(opened[1...]), writeLock: AsyncLock(), next: NIOLockedCounter()),
+                backend: .sqlite(writer: writer, readers: readers, writeLock: AsyncLock(), next: NIOLockedCounter()),
                 logger: logger)
         case .postgres(let url, let schema):
             var configuration: SQLPostgresConfiguration
@@ -165,17 +167,18 @@ public final class StorageDatabase: Sendable {
 
     private static func configure(_ connection: SQLiteConnection, logger: Logger) async throws {
         let sql = connection.sql()
-        // WAL: readers see the last commit while the writer works. synchronous=NORMAL in WAL mode loses nothing on a
-        // process crash (kill -9); only a power loss can drop the last commits. busy_timeout covers a second process.
-        try await sql.raw("PRAGMA journal_mode=WAL").run()
-        try await sql.raw("PRAGMA synchronous=NORMAL").run()
-        try await sql.raw("PRAGMA busy_timeout=5000").run()
-        try await sql.raw("PRAGMA foreign_keys=ON").run()
-        // A row that INSERT OR REPLACE replaces fires its delete trigger only with this on: the ledger's summary needs it
-        // (LedgerSummary.sqliteTrigger). Its only other effect, a trigger firing itself, cannot happen: none writes a
-        // table with triggers.
-        try await sql.raw("PRAGMA recursive_triggers=ON").run()
+        for pragma in pragmas { try await sql.raw(SQLQueryString(pragma)).run() }
     }
+
+    /// What every connection of ours sets. WAL: readers see the last commit while the writer works. synchronous=NORMAL
+    /// in WAL mode loses nothing on a process crash (kill -9); only a power loss can drop the last commits.
+    /// busy_timeout covers a second process. recursive_triggers: a row that INSERT OR REPLACE replaces fires its delete
+    /// trigger only with this on: the ledger's summary needs it (LedgerSummary.sqliteTrigger). Its only other effect, a
+    /// trigger firing itself, cannot happen: none writes a table with triggers.
+    private static let pragmas = [
+        "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000", "PRAGMA foreign_keys=ON",
+        "PRAGMA recursive_triggers=ON",
+    ]
 
     /// Runs `body` outside any transaction; it sees committed data only.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
@@ -206,7 +209,7 @@ public final class StorageDatabase: Sendable {
         case .sqlite(let writer, _, let lock, _):
             return try await lock.withLock {
                 try await Self.mapErrors {
-                    try await Self.inTransaction(writer.sql(queryLogLevel: Self.queryLogLevel), begin: "BEGIN IMMEDIATE") {
+                    try await Self.inTransaction(SQLiteHandleDatabase(writer, logger: logger), begin: "BEGIN IMMEDIATE") {
                         try await body($0, nil)
                     }
                 }
@@ -298,7 +301,8 @@ public final class StorageDatabase: Sendable {
             if let error = error as? PSQLError, error.serverInfo?[.sqlState]?.hasPrefix("22") == true {
                 throw StorageError(.invalidValue, summary(of: error), detail: String(reflecting: error))
             }
-            if error is SQLiteError || error is PSQLError || error is ConnectionPoolError || error is ChannelError
+            if error is SQLiteError || error is SQLiteHandleError || error is PSQLError || error is ConnectionPoolError
+                || error is ChannelError
                 || error is IOError || error is NIOConnectionError
             {
                 throw StorageError(.unavailable, summary(of: error), detail: String(reflecting: error))
@@ -322,7 +326,7 @@ public final class StorageDatabase: Sendable {
     /// full (`PRAGMA max_page_count`), faults that file permissions cannot produce for root.
     func onSQLiteWriter(_ statement: String) async throws {
         guard case .sqlite(let writer, _, let lock, _) = backend else { return }
-        try await lock.withLock { try await writer.sql().raw(SQLQueryString(statement)).run() }
+        try await lock.withLock { try await Self.mapErrors { try writer.execute(statement, binds: []) { _ in } } }
     }
 
     /// Runs `body` between SQLite's write transactions, none beginning until it returns (the writer's lock held); on
@@ -340,7 +344,8 @@ public final class StorageDatabase: Sendable {
     public func close() async {
         switch backend {
         case .sqlite(let writer, let readers, _, _):
-            for connection in readers + [writer] { await connection.closeEvenIfCancelled() }
+            for connection in readers { await connection.closeEvenIfCancelled() }
+            writer.close()
         case .postgres(let pool):
             try? await pool.shutdownAsync()
         }
@@ -395,37 +400,17 @@ public struct StorageSession: Sendable {
 }
 
 extension StorageSession {
-    /// Runs `main` and `alongside`, two parts of this transaction's work that write different tables and read nothing
-    /// the other writes, and answers `main`'s result once both are done (the first error otherwise, `main`'s first).
-    ///
-    /// On SQLite they run side by side. SQLiteNIO runs each statement on a thread of its pool, and the wait for that
-    /// thread and back, about 85 µs a statement on a busy server, is most of a short statement's time: two statements
-    /// sent together wait once. The connection is in SQLite's serialized mode (SQLiteNIO opens it with
-    /// SQLITE_OPEN_FULLMUTEX), so it takes their calls one at a time, and both are in this transaction. What is not
-    /// covered is an error's text: SQLiteNIO reads it with `sqlite3_errmsg` after the failed call, outside the
-    /// connection's mutex, so a call of the other part in between may replace it (the message is then another call's;
-    /// the error's kind comes with the failed call and stays right), and one that frees it while it is being copied
-    /// would have the copy read freed memory. That takes a failed statement (which already fails the request) and
-    /// another call landing within the copy; use this only where that trade is worth a thread-pool wait.
-    ///
-    /// On PostgreSQL one after the other, `alongside` only once `main` succeeded: a statement sent behind one that failed
-    /// fails too, and a fixed query's first preparation failing there would stay its answer for the connection's life
-    /// (`FixedQuery`).
+    /// Runs `main` and then `alongside`, two parts of this transaction's work that write different tables and read
+    /// nothing the other writes, and answers `main`'s result once both are done; `alongside` only once `main`
+    /// succeeded. One after the other on both databases: on PostgreSQL a statement sent behind one that failed fails
+    /// too, and a fixed query's first preparation failing there would stay its answer for the connection's life
+    /// (`FixedQuery`); on SQLite the writer's statements run on the calling thread (`SQLiteHandle`), so there is no
+    /// thread hand-off for two parts to wait out together.
     public func run<T: Sendable>(
         _ main: @Sendable () async throws -> T, alongside: @Sendable () async throws -> Void
     ) async throws -> T {
-        guard kind == .sqlite else {
-            let result = try await main()
-            try await alongside()
-            return result
-        }
-        async let other: Void = alongside()
-        let result: T
-        do { result = try await main() } catch {
-            try? await other
-            throw error
-        }
-        try await other
+        let result = try await main()
+        try await alongside()
         return result
     }
 }
