@@ -83,8 +83,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
 
 /// The open database: reads, and write transactions that commit or roll back as a whole.
 ///
-/// On SQLite there is one writer connection, whose transactions are serialized by an async lock (SQLite allows one
-/// writer at a time anyway), and separate reader connections that see only committed data (WAL mode). On PostgreSQL
+/// On SQLite there is one writer connection, whose transactions take turns and commit in groups (`SQLiteWriter`;
+/// SQLite allows one writer at a time anyway), and separate reader connections that see only committed data (WAL mode). On PostgreSQL
 /// a connection pool; each transaction pins one connection.
 public final class StorageDatabase: Sendable {
     public enum Kind: String, Sendable { case sqlite, postgres }
@@ -95,7 +95,7 @@ public final class StorageDatabase: Sendable {
     let logger: Logger
 
     private enum Backend: Sendable {
-        case sqlite(writer: SQLiteHandle, readers: [SQLiteConnection], writeLock: AsyncLock, next: NIOLockedCounter)
+        case sqlite(writer: SQLiteWriter, readers: [SQLiteConnection], next: NIOLockedCounter)
         case postgres(pool: EventLoopGroupConnectionPool<PostgresConnectionSource>)
     }
 
@@ -125,7 +125,9 @@ public final class StorageDatabase: Sendable {
             }
             return StorageDatabase(
                 kind: .sqlite, location: location,
-                backend: .sqlite(writer: writer, readers: readers, writeLock: AsyncLock(), next: NIOLockedCounter()),
+                backend: .sqlite(
+                    writer: SQLiteWriter(writer, database: SQLiteHandleDatabase(writer, logger: logger)), readers: readers,
+                    next: NIOLockedCounter()),
                 logger: logger)
         case .postgres(let url, let schema):
             var configuration: SQLPostgresConfiguration
@@ -174,16 +176,18 @@ public final class StorageDatabase: Sendable {
     /// in WAL mode loses nothing on a process crash (kill -9); only a power loss can drop the last commits.
     /// busy_timeout covers a second process. recursive_triggers: a row that INSERT OR REPLACE replaces fires its delete
     /// trigger only with this on: the ledger's summary needs it (LedgerSummary.sqliteTrigger). Its only other effect, a
-    /// trigger firing itself, cannot happen: none writes a table with triggers.
+    /// trigger firing itself, cannot happen: none writes a table with triggers. temp_store=MEMORY: the savepoints of
+    /// group commit (`SQLiteWriter`) copy each page they change a second time into a statement journal, a temporary
+    /// file otherwise (a write call per page, seen in the ingest profile); in memory it costs a copy.
     private static let pragmas = [
         "PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA busy_timeout=5000", "PRAGMA foreign_keys=ON",
-        "PRAGMA recursive_triggers=ON",
+        "PRAGMA recursive_triggers=ON", "PRAGMA temp_store=MEMORY",
     ]
 
     /// Runs `body` outside any transaction; it sees committed data only.
     public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         switch backend {
-        case .sqlite(_, let readers, _, let next):
+        case .sqlite(_, let readers, let next):
             return try await Self.mapErrors { try await body(readers[next.next() % readers.count].sql(queryLogLevel: Self.queryLogLevel)) }
         case .postgres(let pool):
             let logger = logger
@@ -206,14 +210,8 @@ public final class StorageDatabase: Sendable {
         deadline: Duration, _ body: @escaping @Sendable (any SQLDatabase, PostgresConnection?) async throws -> T
     ) async throws -> T {
         switch backend {
-        case .sqlite(let writer, _, let lock, _):
-            return try await lock.withLock {
-                try await Self.mapErrors {
-                    try await Self.inTransaction(SQLiteHandleDatabase(writer, logger: logger), begin: "BEGIN IMMEDIATE") {
-                        try await body($0, nil)
-                    }
-                }
-            }
+        case .sqlite(let writer, _, _):
+            return try await Self.mapErrors { try await writer.transaction { try await body($0, nil) } }
         case .postgres(let pool):
             let logger = logger
             return try await Self.withDeadline(deadline) {
@@ -325,15 +323,21 @@ public final class StorageDatabase: Sendable {
     /// checkpoints (`WALCheckpointer`), and for tests that make the file behave as read-only (`PRAGMA query_only`) or
     /// full (`PRAGMA max_page_count`), faults that file permissions cannot produce for root.
     func onSQLiteWriter(_ statement: String) async throws {
-        guard case .sqlite(let writer, _, let lock, _) = backend else { return }
-        try await lock.withLock { try await Self.mapErrors { try writer.execute(statement, binds: []) { _ in } } }
+        guard case .sqlite(let writer, _, _) = backend else { return }
+        try await writer.exclusive { try await Self.mapErrors { try writer.handle.execute(statement, binds: []) { _ in } } }
     }
 
     /// Runs `body` between SQLite's write transactions, none beginning until it returns (the writer's lock held); on
     /// PostgreSQL, just runs it. For the checkpoint that lets the writer start the log over (`WALCheckpointer`).
     func betweenSQLiteWrites<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        guard case .sqlite(_, _, let lock, _) = backend else { return try await body() }
-        return try await lock.withLock(body)
+        guard case .sqlite(let writer, _, _) = backend else { return try await body() }
+        return try await writer.exclusive(body)
+    }
+
+    /// Group commit's counts on SQLite (`SQLiteWriter`); nil on PostgreSQL.
+    public var sqliteCommitStatistics: SQLiteCommitStatistics? {
+        guard case .sqlite(let writer, _, _) = backend else { return nil }
+        return writer.statistics
     }
 
     /// Whether the database answers (for `/health`).
@@ -343,9 +347,9 @@ public final class StorageDatabase: Sendable {
 
     public func close() async {
         switch backend {
-        case .sqlite(let writer, let readers, _, _):
+        case .sqlite(let writer, let readers, _):
             for connection in readers { await connection.closeEvenIfCancelled() }
-            writer.close()
+            writer.handle.close()
         case .postgres(let pool):
             try? await pool.shutdownAsync()
         }

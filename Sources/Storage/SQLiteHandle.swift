@@ -69,6 +69,11 @@ final class SQLiteHandle: @unchecked Sendable {
         }
     }
 
+    /// Whether a transaction is open on the connection (SQLite may end one by itself after some failures).
+    var isInTransaction: Bool {
+        lock.withLock { connection.map { sqlite_nio_sqlite3_get_autocommit($0) == 0 } ?? false }
+    }
+
     /// Finalizes the kept statements and closes the connection; later calls fail.
     func close() {
         lock.withLock { closeLocked() }

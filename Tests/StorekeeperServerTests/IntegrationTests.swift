@@ -522,7 +522,7 @@ struct TwoServerDeliveryTests {
                 #expect(Set(ids).count == count)
                 #expect(ids.allSatisfy { $0.hasPrefix("msg_\(view.id)_") })
                 let sentBy = [h.core, second].map { core in
-                    String(decoding: core.metrics.exposition(), as: UTF8.self).split(separator: "\n")
+                    String(decoding: core.metrics.exposition(database: core.database), as: UTF8.self).split(separator: "\n")
                         .filter { $0.hasPrefix("storekeeper_deliveries_total") && $0.contains("outcome=\"delivered\"") }
                         .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
                 }

@@ -66,6 +66,12 @@ struct WebhookTests {
             let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SUBSCRIBED",result="applied"} 1"#))
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SOMETHING_NEW",result="applied"} 1"#))
+            // SQLite's group commit counts its transactions and commits; PostgreSQL has none.
+            let commitLines = metrics.split(separator: "\n").filter { $0.hasPrefix("storekeeper_sqlite_commits ") }
+            #expect(commitLines.count == (database == .sqlite ? 1 : 0))
+            if database == .sqlite {
+                #expect(commitLines.first.flatMap { Double($0.split(separator: " ").last ?? "") }.map { $0 >= 2 } == true)
+            }
         }
     }
 

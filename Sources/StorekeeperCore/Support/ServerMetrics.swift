@@ -68,5 +68,17 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+    /// SQLite's group commit (`SQLiteWriter`): write transactions and the commits that wrote them, since the server
+    /// started (their ratio is the mean batch). Nothing on PostgreSQL.
+    func sqliteCommits(_ statistics: SQLiteCommitStatistics?) {
+        guard let statistics else { return }
+        Gauge(label: "storekeeper_sqlite_write_transactions", factory: factory).record(statistics.transactions)
+        Gauge(label: "storekeeper_sqlite_commits", factory: factory).record(statistics.commits)
+    }
+
+    /// The Prometheus text, with the figures that are read when asked for brought up to date first.
+    public func exposition(database: StorageDatabase) -> [UInt8] {
+        sqliteCommits(database.sqliteCommitStatistics)
+        return registry.emitToBuffer()
+    }
 }

@@ -18,7 +18,7 @@ struct SystemController {
         routes.get("/metrics") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition())))
+                body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition(database: core.database))))
         }
         routes.get("/openapi.yaml") { _, _ in
             Response(
