@@ -62,11 +62,16 @@ public struct AuditRecord: Sendable, Hashable {
 
 extension StorageSession {
     /// The customer an app user id names.
+    ///
+    /// This and `ownerRecord` look the customer up through a subquery, not a join: SQLite propagates a join's
+    /// constants into its plan, which marks the statement to be compiled again whenever its binds change (SQLite's
+    /// statement status REPREPARE counted one for every call), so a kept statement (`SQLiteHandle`) was compiled anew
+    /// each time.
     public func customer(app appId: String, appUserId: String) async throws -> CustomerRecord? {
         try await sql.raw(
             """
-            SELECT c.id, c.app_id, c.anonymous, c.created_at FROM app_users u JOIN customers c ON c.id = u.customer_id
-            WHERE u.app_id = \(bind: appId) AND u.app_user_id = \(bind: appUserId)
+            SELECT id, app_id, anonymous, created_at FROM customers WHERE id =
+            (SELECT customer_id FROM app_users WHERE app_id = \(bind: appId) AND app_user_id = \(bind: appUserId))
             """
         ).first().map(Self.customerRecord)
     }
@@ -117,8 +122,8 @@ extension StorageSession {
     public func ownerRecord(app appId: String, originalTransactionId: String) async throws -> CustomerRecord? {
         try await sql.raw(
             """
-            SELECT c.id, c.app_id, c.anonymous, c.created_at FROM ownership o JOIN customers c ON c.id = o.customer_id
-            WHERE o.app_id = \(bind: appId) AND o.original_transaction_id = \(bind: originalTransactionId)
+            SELECT id, app_id, anonymous, created_at FROM customers WHERE id =
+            (SELECT customer_id FROM ownership WHERE app_id = \(bind: appId) AND original_transaction_id = \(bind: originalTransactionId))
             """
         ).first().map(Self.customerRecord)
     }
