@@ -61,3 +61,11 @@ rate = lambda text: float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
 print(f"    {sys.argv[1]} = {rate(sys.argv[2]) / rate(sys.argv[3]):.2f}")
 PY
 }
+
+memory_mb() {  # $1 pid, $2 VmRSS (resident now) or VmHWM (its peak): in MB, from /proc
+    awk -v field="$2:" '$1 == field {printf "%.0f", $2 / 1024}' "/proc/$1/status"
+}
+
+rate_of() {  # wrk output on stdin: its requests a second
+    sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'
+}
