@@ -53,23 +53,13 @@ extension StorageSession {
     /// `state`, and its ledger (`replaceLedger`), `ledger` computing the rows. The two write no table in common.
     /// - PostgreSQL writes the state and the ledger's changed rows in one statement (`StateAndLedgerUpsert`), a round
     ///   trip less; the state alone when no row changed.
-    /// - SQLite writes the events and the state, then the ledger (`run(_:alongside:)`).
+    /// - SQLite writes the events and the state, then the ledger.
     public func storeRecomputed(
         _ state: StateRecord, ledger: @escaping @Sendable () -> [LedgerEntry], stored: [String: LedgerEntry],
         after events: @escaping @Sendable () async throws -> Void
     ) async throws {
-        guard kind == .sqlite else {
-            try await events()
-            try await writeLedger(
-                customerId: state.customerId, environment: state.environment, with: ledger(), stored: stored, state: state)
-            return
-        }
-        try await run {
-            try await events()
-            try await upsert(state)
-        } alongside: {
-            try await writeLedger(customerId: state.customerId, environment: state.environment, with: ledger(), stored: stored, state: nil)
-        }
+        try await events()
+        try await writeLedger(customerId: state.customerId, environment: state.environment, with: ledger(), stored: stored, state: state)
     }
 
     /// `replaceLedger`, also writing `state` if given (with the rows on PostgreSQL, before them on SQLite).

@@ -403,22 +403,6 @@ public struct StorageSession: Sendable {
     }
 }
 
-extension StorageSession {
-    /// Runs `main` and then `alongside`, two parts of this transaction's work that write different tables and read
-    /// nothing the other writes, and answers `main`'s result once both are done; `alongside` only once `main`
-    /// succeeded. One after the other on both databases: on PostgreSQL a statement sent behind one that failed fails
-    /// too, and a fixed query's first preparation failing there would stay its answer for the connection's life
-    /// (`FixedQuery`); on SQLite the writer's statements run on the calling thread (`SQLiteHandle`), so there is no
-    /// thread hand-off for two parts to wait out together.
-    public func run<T: Sendable>(
-        _ main: @Sendable () async throws -> T, alongside: @Sendable () async throws -> Void
-    ) async throws -> T {
-        let result = try await main()
-        try await alongside()
-        return result
-    }
-}
-
 /// One database call against its deadline: the first of the body's result, the deadline or the caller's cancellation
 /// answers the caller, and the body is then cancelled (a no-op when it is what finished).
 private final class DeadlineRace<T: Sendable>: Sendable {

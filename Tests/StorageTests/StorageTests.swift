@@ -118,61 +118,6 @@ struct StorageTests {
 
     /// A failing statement is `unavailable` (503, retried) with a message an answer may carry: the database's reason,
     /// never the statement; only the detail, for the logs, has PostgresNIO's whole account with the statement in it.
-    @Test(
-        "a transaction's two parts run in turn: both written at its commit, a failure of either rolls both back, and the second never starts after the first failed",
-        arguments: TestDatabase.available)
-    func partsInTurn(kind: TestDatabase) async throws {
-        let database = try await Self.database(kind)
-        @Sendable func rate(_ session: StorageSession, _ currency: String) async throws {
-            try await session.sql.raw("INSERT INTO exchange_rates (currency, day, usd_per_unit) VALUES (\(bind: currency), 1, 1.5)").run()
-        }
-        func count(_ table: String, _ condition: String) async throws -> Int64? {
-            try await database.reading {
-                try await $0.sql.raw("SELECT COUNT(*) AS n FROM \(unsafeRaw: table) WHERE \(unsafeRaw: condition)").first()?.decode(
-                    column: "n", as: Int64.self)
-            }
-        }
-        let answer = try await database.writing { session in
-            try await session.run {
-                try await session.sql.raw("UPDATE apps SET updated_at = 2 WHERE id = 'app_1'").run()
-                return "main"
-            } alongside: {
-                try await rate(session, "EUR")
-            }
-        }
-        #expect(answer == "main")
-        #expect(try await count("apps", "updated_at = 2") == 1)
-        #expect(try await count("exchange_rates", "currency = 'EUR'") == 1)
-
-        // The part alongside fails: the main part's write is rolled back with it.
-        let finished = NIOLockedValueBox(false)
-        await #expect(throws: StorageError.self) {
-            try await database.writing { session in
-                try await session.run {
-                    try await session.sql.raw("UPDATE apps SET updated_at = 3 WHERE id = 'app_1'").run()
-                } alongside: {
-                    try await rate(session, "JPY")
-                    try await session.sql.raw("INSERT INTO no_such_table (x) VALUES (1)").run()
-                }
-            }
-        }
-        // The main part fails: the part alongside never starts.
-        await #expect(throws: StorageError.self) {
-            try await database.writing { session in
-                try await session.run {
-                    try await session.sql.raw("UPDATE no_such_table SET x = 1").run()
-                } alongside: {
-                    try await rate(session, "GBP")
-                    finished.withLockedValue { $0 = true }
-                }
-            }
-        }
-        #expect(finished.withLockedValue { $0 } == false)
-        #expect(try await count("apps", "updated_at = 2") == 1)
-        #expect(try await count("exchange_rates", "currency IN ('JPY', 'GBP')") == 0)
-        await database.close()
-    }
-
     @Test("a driver's failure is told without its statement; the logs' detail has it", arguments: TestDatabase.available)
     func driverFailures(kind: TestDatabase) async throws {
         let database = try await StorageDatabase.open(try await kind.fresh())
