@@ -327,7 +327,7 @@ public final class StorageDatabase: Sendable {
         try await writer.exclusive { try await Self.mapErrors { try writer.handle.execute(statement, binds: []) { _ in } } }
     }
 
-    /// Runs `body` between SQLite's write transactions, none beginning until it returns (the writer's lock held); on
+    /// Runs `body` between SQLite's write transactions, none beginning until it returns (`SQLiteWriter.exclusive`); on
     /// PostgreSQL, just runs it. For the checkpoint that lets the writer start the log over (`WALCheckpointer`).
     func betweenSQLiteWrites<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         guard case .sqlite(let writer, _, _) = backend else { return try await body() }
