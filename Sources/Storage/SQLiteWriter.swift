@@ -48,6 +48,8 @@ final class SQLiteWriter: Sendable {
         var open = false
         /// How many callers' bodies ran in the open transaction.
         var batched = 0
+        /// How many of them returned (their savepoints released): counted as committed only once the commit succeeds.
+        var released = 0
         /// Callers whose bodies returned, waiting for the open transaction's commit.
         var committing: [CheckedContinuation<Void, any Error>] = []
         var statistics = SQLiteCommitStatistics(transactions: 0, commits: 0)
@@ -76,7 +78,7 @@ final class SQLiteWriter: Sendable {
             // A request given up (the caller went away) rolls back rather than commit behind an error.
             try Task.checkCancellation()
             try run("RELEASE storekeeper_item")
-            state.withLockedValue { $0.statistics.transactions += 1 }
+            state.withLockedValue { $0.released += 1 }
             outcome = .success(value)
         } catch {
             if handle.isInTransaction {
@@ -112,7 +114,10 @@ final class SQLiteWriter: Sendable {
             if state.withLockedValue({ $0.open }) {
                 do {
                     try run("COMMIT")
-                    state.withLockedValue { $0.statistics.commits += 1 }
+                    state.withLockedValue { state in
+                        state.statistics.commits += 1
+                        state.statistics.transactions += state.released
+                    }
                 } catch {
                     try? run("ROLLBACK")
                     failure = error
@@ -142,6 +147,7 @@ final class SQLiteWriter: Sendable {
                 state.committing = []
                 state.open = false
                 state.batched = 0
+                state.released = 0
             }
             return state.committing
         }
@@ -182,7 +188,8 @@ final class SQLiteWriter: Sendable {
     }
 }
 
-/// What group commit did: callers' transactions whose work was released into a batch, and the commits that wrote them.
+/// What group commit did: callers' transactions committed, and the commits that wrote them (a batch whose commit failed,
+/// or that SQLite rolled back, counts in neither).
 public struct SQLiteCommitStatistics: Sendable, Equatable {
     public var transactions: Int
     public var commits: Int
