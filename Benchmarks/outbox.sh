@@ -160,8 +160,7 @@ PY
                 server_cpu=$(cpu_ticks "$pid")
                 receiver_cpu=$(cpu_ticks "$receiver_pid")
                 rate=$(PAYLOADS="$work/$load/payloads.txt" load -d"${duration}s" \
-                    -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" |
-                    sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')
+                    -s "$root/Benchmarks/post.lua" "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" | rate_of)
                 # The CPU the server and the receiver took during the load, as shares of the two cores' time: the
                 # receiver stands for a destination elsewhere, yet takes its share of the cores here.
                 cpu=$(awk -v s="$server_cpu" -v r="$receiver_cpu" -v s2="$(cpu_ticks "$pid")" -v r2="$(cpu_ticks "$receiver_pid")" \

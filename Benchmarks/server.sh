@@ -106,7 +106,7 @@ if [ -n "${LEDGER_COST:-}" ]; then
                 if [ "$build" = with ]; then binary=$bin; else binary=$bin_without_ledger; fi
                 output=$(ingest_run "$binary" "$url" "$duration")
                 echo "[$database] ingest $build the ledger, round $round: $(echo "$output" | summary)"
-                results+=("$build $(echo "$output" | sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p')")
+                results+=("$build $(echo "$output" | rate_of)")
             done
         done
         # Ingest time per notification is the inverse of the throughput at the same concurrency; each round's ratio
