@@ -87,6 +87,7 @@ extension StorageSession {
         app appId: String, appUserId: String, anonymous: Bool, newId: String, at now: Int64
     ) async throws -> CustomerRecord {
         if let existing = try await customer(app: appId, appUserId: appUserId) { return existing }
+        names?.willName(app: appId, appUserId: appUserId)
         try await sql.insert(into: "customers").columns("id", "app_id", "anonymous", "created_at")
             .values(SQLBind(newId), SQLBind(appId), SQLBind(anonymous ? 1 : 0), SQLBind(now)).run()
         try await sql.insert(into: "app_users").columns("app_id", "app_user_id", "customer_id", "created_at")
@@ -111,6 +112,7 @@ extension StorageSession {
     /// Names the customer by another app user id too (an alias); false if that id already names someone.
     @discardableResult
     public func addAppUserId(app appId: String, appUserId: String, customer customerId: String, at now: Int64) async throws -> Bool {
+        names?.willName(app: appId, appUserId: appUserId)
         let rows = try await sql.insert(into: "app_users").columns("app_id", "app_user_id", "customer_id", "created_at")
             .values(SQLBind(appId), SQLBind(appUserId), SQLBind(customerId), SQLBind(now))
             .ignoringConflicts(with: ["app_id", "app_user_id"])

@@ -93,6 +93,8 @@ public final class StorageDatabase: Sendable {
     public let location: DatabaseLocation
     private let backend: Backend
     let logger: Logger
+    /// App user ids reads found naming no customer, kept right by this process's write transactions.
+    public let absentAppUsers = AbsentAppUsers()
 
     private enum Backend: Sendable {
         case sqlite(writer: SQLiteWriter, readers: [SQLiteConnection], next: NIOLockedCounter)
@@ -334,6 +336,23 @@ public final class StorageDatabase: Sendable {
         return try await writer.exclusive(body)
     }
 
+    /// SQLite's `PRAGMA data_version` on the writer's connection, read between write transactions: it changes when
+    /// another connection has committed, and this process's other connections (readers, the checkpointer) never
+    /// commit, so a change means another process wrote. nil on PostgreSQL.
+    public func sqliteOtherProcessesVersion() async throws -> Int64? {
+        guard case .sqlite(let writer, _, _) = backend else { return nil }
+        return try await writer.exclusive {
+            try await Self.mapErrors {
+                var version: Int64?
+                try writer.handle.execute("PRAGMA data_version", binds: []) { row in
+                    if case .integer(let value) = row.value("data_version") { version = Int64(value) }
+                }
+                guard let version else { throw StorageError(.corrupt, "PRAGMA data_version answered no number") }
+                return version
+            }
+        }
+    }
+
     /// Group commit's counts on SQLite (`SQLiteWriter`); nil on PostgreSQL.
     public var sqliteCommitStatistics: SQLiteCommitStatistics? {
         guard case .sqlite(let writer, _, _) = backend else { return nil }
@@ -373,8 +392,11 @@ extension StorageDatabase {
         deadline: Duration = StorageDatabase.deadline, _ body: @escaping @Sendable (StorageSession) async throws -> T
     ) async throws -> T {
         let kind = self.kind
+        let names = absentAppUsers.transactionLog()
+        // Ended whatever the outcome, after the commit or rollback: only then may a read remember a name as absent.
+        defer { names.ended() }
         return try await connectedTransaction(deadline: deadline) {
-            try await body(StorageSession(sql: $0, kind: kind, connection: $1))
+            try await body(StorageSession(sql: $0, kind: kind, connection: $1, names: names))
         }
     }
 
@@ -391,15 +413,18 @@ public struct StorageSession: Sendable {
     public let kind: StorageDatabase.Kind
     /// The one PostgreSQL connection `sql` runs on, in a transaction (for `FixedQuery`'s prepared statements).
     let connection: PostgresConnection?
+    /// The app user ids this write transaction names customers by (`AbsentAppUsers`); nil outside `writing`.
+    let names: AppUserNameLog?
 
     public init(sql: any SQLDatabase, kind: StorageDatabase.Kind) {
-        self.init(sql: sql, kind: kind, connection: nil)
+        self.init(sql: sql, kind: kind, connection: nil, names: nil)
     }
 
-    init(sql: any SQLDatabase, kind: StorageDatabase.Kind, connection: PostgresConnection?) {
+    init(sql: any SQLDatabase, kind: StorageDatabase.Kind, connection: PostgresConnection?, names: AppUserNameLog? = nil) {
         self.sql = sql
         self.kind = kind
         self.connection = connection
+        self.names = names
     }
 }
 

@@ -31,6 +31,8 @@ public struct StorekeeperCore: Sendable {
     public let experimentResults: ExperimentResultsReader
     /// Sends the outbox (one of `services`).
     let deliveryWorker: DeliveryWorker
+    /// Watches a SQLite database for other processes' writes, so cached customers outlive the TTL (one of `services`).
+    let otherProcessWrites: OtherProcessWrites
     /// Apple's refund requests, the policy's answers and what apps report for them.
     public let refundRequests: RefundRequests
     public let refundAnswers: RefundAnswerWorker
@@ -128,6 +130,7 @@ public struct StorekeeperCore: Sendable {
         self.deliveryWorker = DeliveryWorker(
             database: database, registry: apps, sender: sender, signal: signal, activity: activity, metrics: metrics, logger: logger,
             clock: clock, lease: settings.deliveryLease, yield: settings.deliveryYield)
+        self.otherProcessWrites = cache.otherProcesses
         let catalogs = ServingCatalogCache(database: database, customers: cache)
         self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
         self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)
@@ -144,11 +147,14 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// SQLite's checkpoints, the hourly summary's folding, the delivery worker, the refund answers' worker, then
+    /// SQLite's checkpoints and watch for other processes' writes, the hourly summary's folding, the delivery worker, the refund answers' worker, then
     /// reconciliation when it is on.
     public var services: [any Service] {
         var services: [any Service] = [DatabaseService(database: database)]
-        if database.kind == .sqlite { services.append(CheckpointService(database: database, logger: logger)) }
+        if database.kind == .sqlite {
+            services.append(CheckpointService(database: database, logger: logger))
+            services.append(OtherProcessWatchService(watch: otherProcessWrites, database: database, logger: logger))
+        }
         services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker]
         if let interval = settings.refundAnswerInterval {
             var worker = refundAnswers

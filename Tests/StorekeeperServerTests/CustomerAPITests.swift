@@ -20,11 +20,15 @@ struct CustomerAPITests {
         h.clock.set(at(2))
         let purchase = Purchase(transactionId: "500", originalTransactionId: "500", purchase: at(0), expires: at(30), signed: at(0))
         try await h.test { client in
+            // Read before she buys anything: a name nobody has (remembered as such), then named by her purchase, and
+            // read again at once.
+            #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .new)
             let alice = try await client.execute(
                 uri: "/v1/customers/alice/transactions", method: .post, headers: headers(h.app.publicKey),
                 body: body(["signedTransaction": try purchase.signed()]))
             #expect(alice.status == .ok)
             #expect(try customer(alice).state == .active)
+            #expect(try customer(try await client.customer("alice", key: h.app.publicKey)).state == .active)
             // Restoring on another account moves it (the default policy).
             let bob = try await client.execute(
                 uri: "/v1/customers/bob/transactions", method: .post, headers: headers(h.app.publicKey),
@@ -78,6 +82,7 @@ struct CustomerAPITests {
             _ = try await client.execute(
                 uri: "/v1/customers/$device:123/transactions", method: .post, headers: headers(h.app.publicKey),
                 body: body(["signedTransaction": try purchase.signed()]))
+            #expect(try customer(try await client.customer("carol", key: h.app.publicKey)).state == .new)
             let merged = try await client.execute(
                 uri: "/v1/customers/carol/alias", method: .post, headers: headers(h.app.publicKey),
                 body: body(["alias": "$device:123"]))
@@ -87,6 +92,7 @@ struct CustomerAPITests {
             #expect(
                 try customer(try await client.customer("$device:123", key: h.app.publicKey)).customer.entitlements
                     == (try customer(try await client.customer("carol", key: h.app.publicKey)).customer.entitlements))
+            #expect(try customer(try await client.customer("carol", key: h.app.publicKey)).state == .active)
             #expect(try await client.auditActions(h) == ["merge"])
         }
     }

@@ -17,7 +17,8 @@ public struct CustomerReads: Sendable {
     let clock: @Sendable () -> Date
 
     /// The state of the customer an app user id names, for a caller allowed to read it, with one database read at
-    /// most when the memory cache cannot answer: the customer API's read path.
+    /// most when the memory caches cannot answer (they also remember app user ids that name no one): the customer
+    /// API's read path.
     public func state(of appUserId: String, caller: Caller, environment: Environment) async throws -> CustomerRead {
         let appUserId = try AppUserIds.validate(appUserId)
         try AppUserIds.checkReadable(appUserId, by: caller.keyKind)
@@ -28,15 +29,23 @@ public struct CustomerReads: Sendable {
         {
             return CustomerRead(customerId: customerId, snapshot: cached)
         }
+        let absent = database.absentAppUsers
+        if absent.contains(app: app.id, appUserId: appUserId, isFresh: cache.isFresh) {
+            return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(app, environment: environment))
+        }
+        let mark = absent.mark()
+        let readAt = Freshness.now
         guard
             let found = try await database.reading({
                 try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)
             })
         else {
+            absent.remember(app: app.id, appUserId: appUserId, readSince: mark)
             return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(app, environment: environment))
         }
-        cache.remember(app: app.id, appUserId: appUserId, customerId: found.customerId)
-        let snapshot = try await current(app: app, customerId: found.customerId, stored: found.state, environment: environment, now: now)
+        cache.remember(app: app.id, appUserId: appUserId, customerId: found.customerId, readAt: readAt)
+        let snapshot = try await current(
+            app: app, customerId: found.customerId, stored: found.state, readAt: readAt, environment: environment, now: now)
         return CustomerRead(customerId: found.customerId, snapshot: snapshot)
     }
 
@@ -45,18 +54,20 @@ public struct CustomerReads: Sendable {
         let now = clock().millisecondsSince1970
         guard let customerId else { return try cache.newCustomer(app, environment: environment) }
         if let cached = cache.state(customer: customerId, environment: environment, now: now) { return cached }
+        let readAt = Freshness.now
         let stored = try await database.reading { try await $0.state(customer: customerId, environment: environment.rawValue) }
-        return try await current(app: app, customerId: customerId, stored: stored, environment: environment, now: now)
+        return try await current(app: app, customerId: customerId, stored: stored, readAt: readAt, environment: environment, now: now)
     }
 
     /// The customer behind an app user id, or nil for one the server has never seen.
     public func customerId(of appUserId: String, app: AppRuntime) async throws -> String? {
         let appUserId = try AppUserIds.validate(appUserId)
         if let cached = cache.customerId(app: app.id, appUserId: appUserId) { return cached }
+        let readAt = Freshness.now
         guard let customer = try await database.reading({ try await $0.customer(app: app.id, appUserId: appUserId) }) else {
             return nil
         }
-        cache.remember(app: app.id, appUserId: appUserId, customerId: customer.id)
+        cache.remember(app: app.id, appUserId: appUserId, customerId: customer.id, readAt: readAt)
         return customer.id
     }
 
@@ -80,10 +91,10 @@ public struct CustomerReads: Sendable {
     /// A stored state if it is still right (current at `now`, computed after the app's configuration last changed),
     /// otherwise one computed anew (recording the events that time brought, such as an expiry).
     private func current(
-        app: AppRuntime, customerId: String, stored: StateRecord?, environment: Environment, now: Int64
+        app: AppRuntime, customerId: String, stored: StateRecord?, readAt: UInt64, environment: Environment, now: Int64
     ) async throws -> StateSnapshot {
         if let stored, stored.nextChangeAt.map({ now < $0 }) ?? true, stored.computedAt <= now, stored.computedAt >= app.updatedAt {
-            let snapshot = StateSnapshot(json: stored.state, nextChangeAt: stored.nextChangeAt)
+            let snapshot = StateSnapshot(json: stored.state, nextChangeAt: stored.nextChangeAt, readAt: readAt)
             cache.remember(customer: customerId, environment: environment, snapshot)
             return snapshot
         }

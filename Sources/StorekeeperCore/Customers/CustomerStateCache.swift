@@ -5,18 +5,31 @@ import NIOConcurrencyHelpers
 
 /// The latest customers' states and app user ids, in memory.
 ///
-/// An entry lives for `ttl` at most (another process sharing the database may have written since) and a state never
-/// past its `nextChangeAt`; this process's own writes replace entries at once.
+/// An entry lives for `ttl` at most (another process sharing the database may have written since), or longer while
+/// `otherProcesses` vouches that none has, and a state never past its `nextChangeAt`; this process's own writes
+/// replace entries at once. Entries are timed by when what they hold was read (the monotonic clock).
 public final class CustomerStateCache: Sendable {
     private let freshness: Freshness
+    /// The SQLite watch for other processes' writes (idle on PostgreSQL).
+    let otherProcesses: OtherProcessWrites
     private let states = NIOLockedValueBox<[String: StateSnapshot]>([:])
     private let customerIds = NIOLockedValueBox<[String: (customerId: String, at: UInt64)]>([:])
     private let newCustomers = NIOLockedValueBox<[String: StateSnapshot]>([:])
     /// Past this many entries a map is emptied (a bound on memory, not an LRU).
     private let capacity = 200_000
 
+    /// How long an entry is trusted (another process sharing the database may have written since).
+    let ttl: Duration
+
     public init(ttl: Duration) {
+        self.ttl = ttl
         freshness = Freshness(ttl)
+        otherProcesses = OtherProcessWrites(ttl: ttl)
+    }
+
+    /// Whether what was read at `readAt` (monotonic nanoseconds) may still be trusted.
+    func isFresh(_ readAt: UInt64) -> Bool {
+        freshness.isFresh(readAt) || otherProcesses.vouches(for: readAt)
     }
 
     private static func key(_ customerId: String, _ environment: Environment) -> String { customerId + "|" + environment.rawValue }
@@ -24,7 +37,7 @@ public final class CustomerStateCache: Sendable {
 
     /// A state still fresh and current at `now` (server time).
     func state(customer customerId: String, environment: Environment, now: Int64) -> StateSnapshot? {
-        guard let hit = states.withLockedValue({ $0[Self.key(customerId, environment)] }), freshness.isFresh(hit.madeAt),
+        guard let hit = states.withLockedValue({ $0[Self.key(customerId, environment)] }), isFresh(hit.madeAt),
             hit.isCurrent(at: now)
         else { return nil }
         return hit
@@ -50,15 +63,16 @@ public final class CustomerStateCache: Sendable {
     }
 
     func customerId(app appId: String, appUserId: String) -> String? {
-        guard let hit = customerIds.withLockedValue({ $0[Self.key(app: appId, appUserId: appUserId)] }), freshness.isFresh(hit.at)
+        guard let hit = customerIds.withLockedValue({ $0[Self.key(app: appId, appUserId: appUserId)] }), isFresh(hit.at)
         else { return nil }
         return hit.customerId
     }
 
-    func remember(app appId: String, appUserId: String, customerId: String) {
+    /// What a read begun at `readAt` found an app user id naming.
+    func remember(app appId: String, appUserId: String, customerId: String, readAt: UInt64) {
         customerIds.withLockedValue { ids in
             if ids.count >= capacity { ids.removeAll(keepingCapacity: true) }
-            ids[Self.key(app: appId, appUserId: appUserId)] = (customerId, Freshness.now)
+            ids[Self.key(app: appId, appUserId: appUserId)] = (customerId, readAt)
         }
     }
 

@@ -13,7 +13,8 @@ public struct StateSnapshot: Sendable {
     public let etag: String
     /// When the state next changes with time alone (ms since 1970), if it does.
     public let nextChangeAt: Int64?
-    /// When it was made, on the monotonic clock (the cache's lifetime).
+    /// When what it holds was read from the database (computed in a write transaction: when it was computed), on the
+    /// monotonic clock (the cache's lifetime).
     let madeAt: UInt64
     private let decoded: CustomerState?
 
@@ -27,13 +28,13 @@ public struct StateSnapshot: Sendable {
         madeAt = Freshness.now
     }
 
-    /// A stored state: its JSON and the `nextChangeAt` stored beside it.
-    init(json: String, nextChangeAt: Int64?) {
+    /// A stored state: its JSON and the `nextChangeAt` stored beside it, read by a read begun at `readAt`.
+    init(json: String, nextChangeAt: Int64?, readAt: UInt64) {
         self.json = Array(json.utf8)
         decoded = nil
         etag = Self.etag(self.json)
         self.nextChangeAt = nextChangeAt
-        madeAt = Freshness.now
+        madeAt = readAt
     }
 
     private static func etag(_ json: [UInt8]) -> String {
