@@ -3,7 +3,8 @@
 # STOREKEEPER_BENCH_POSTGRES_URL set, e.g. from .ci/postgres.sh) on PostgreSQL. Prints notifications/s and the
 # mismatches with the simulator's ground truth (there must be none).
 #
-#   Benchmarks/population.sh [customers=2000] [days=365] [configuration=release]
+#   [CONCURRENCY=N] Benchmarks/population.sh [customers=2000] [days=365] [configuration=release]
+# CONCURRENCY: the simulator's --concurrency (connections at once, each customer's notifications in order; default 1).
 set -euo pipefail
 customers=${1:-2000}
 days=${2:-365}
@@ -28,8 +29,9 @@ run() {  # $1: label, $2: database URL or path, $3: port
   "$bin" serve --database-url "$2" --port "$3" --log-level warning --reconcile-interval 0 > serve-$1.log 2>&1 &
   local server=$!
   for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$3/health" >/dev/null && break; sleep 0.2; done
-  echo "== $1 ($configuration build, $customers customers over $days days)"
+  echo "== $1 ($configuration build, $customers customers over $days days, concurrency ${CONCURRENCY:-1})"
   "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.load \
+    --concurrency "${CONCURRENCY:-1}" \
     --webhook "http://127.0.0.1:$3/v1/apps/$app/notifications/appstore" --verify-with "$pk" 2>/dev/null | tail -5
   kill "$server"; wait "$server" 2>/dev/null || true
 }

@@ -166,12 +166,18 @@ public struct Delivery: Sendable {
     var held: SimulatedNotification?
     var retries: [(at: Int64, failures: Int, notification: SimulatedNotification)] = []
     public private(set) var stats = DeliveryStats()
+    /// With lanes, attempts are sent several at once (each customer's in order) and their answers recorded when
+    /// next looked at (`recordAnswered`); without, each is sent and recorded before the next.
+    let lanes: DeliveryLanes?
 
-    public init(send: @escaping WebhookSender, faults: FaultPlan = .none, time: PeriodTime = .calendar, seed: UInt64 = 0) {
+    public init(
+        send: @escaping WebhookSender, faults: FaultPlan = .none, time: PeriodTime = .calendar, seed: UInt64 = 0, lanes: Int = 1
+    ) {
         self.send = send
         self.faults = faults
         self.time = time
         self.random = SimulatorRandom(seed: seed ^ 0x5EED_DE11_7E57)
+        self.lanes = lanes > 1 ? DeliveryLanes(count: lanes, send: send) : nil
     }
 
     /// Whether anything waits: delayed, held back or due for a retry.
@@ -184,6 +190,7 @@ public struct Delivery: Sendable {
 
     /// Delivers what a step produced at `now`, after what was delayed from earlier steps and the retries now due.
     public mutating func deliver(_ batch: [SimulatedNotification], store: SimulatedStore, now: Int64) async {
+        await recordAnswered(store: store)
         let earlier = delayed
         delayed = []
         for notification in earlier { await attempt(notification, store: store, now: now) }
@@ -234,6 +241,7 @@ public struct Delivery: Sendable {
     /// Sends everything still waiting (delayed, held back, and retries whatever their time), as at the end of a run.
     public mutating func drain(store: SimulatedStore, now: Int64) async {
         var rounds = 0
+        await settle(store: store)
         while pending, rounds <= Self.retryHours.count {
             rounds += 1
             let waiting = delayed + (held.map { [$0] } ?? [])
@@ -241,12 +249,37 @@ public struct Delivery: Sendable {
             held = nil
             for notification in waiting { await attempt(notification, store: store, now: now) }
             await retryDue(store: store, now: now, all: true)
+            await settle(store: store)
+        }
+    }
+
+    /// With lanes: waits for every attempt under way and records their answers (retries they need included).
+    public mutating func settle(store: SimulatedStore) async {
+        guard let lanes else { return }
+        await lanes.idle()
+        await recordAnswered(store: store)
+    }
+
+    /// With lanes: records the answers that came back since last time.
+    mutating func recordAnswered(store: SimulatedStore) async {
+        guard let lanes else { return }
+        for answered in lanes.collect() {
+            await record(answered.notification, status: answered.status, store: store, now: answered.now, failures: answered.failures)
         }
     }
 
     mutating func attempt(_ notification: SimulatedNotification, store: SimulatedStore, now: Int64, failures: Int = 0) async {
         stats.attempts += 1
-        let result = Webhook.attemptResult(status: await send(notification))
+        if let lanes {
+            await lanes.submit(notification, now: now, failures: failures)
+        } else {
+            await record(notification, status: await send(notification), store: store, now: now, failures: failures)
+        }
+    }
+
+    /// One attempt's answer: in the store's notification history, and a retry on Apple's schedule when it failed.
+    mutating func record(_ notification: SimulatedNotification, status: Int?, store: SimulatedStore, now: Int64, failures: Int) async {
+        let result = Webhook.attemptResult(status: status)
         await store.recordAttempt(notification.uuid, at: now, result: result)
         if result == Webhook.success {
             stats.delivered += 1

@@ -95,7 +95,7 @@ struct SimulationSession {
 
     static var wallClock: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    init(options: SimulationOptions, scenarioName: String, span: Double, gracePeriodDays: Int?, rate: Double?) throws {
+    init(options: SimulationOptions, scenarioName: String, span: Double, gracePeriodDays: Int?, rate: Double?, lanes: Int = 1) throws {
         self.options = options
         var app = try options.app()
         if let gracePeriodDays { app.gracePeriodDays = gracePeriodDays == 0 ? nil : gracePeriodDays }
@@ -131,7 +131,8 @@ struct SimulationSession {
             }
         }
         player = ScenarioPlayer(
-            store: store, delivery: Delivery(send: send, faults: options.faults, time: time, seed: options.seed), start: start,
+            store: store, delivery: Delivery(send: send, faults: options.faults, time: time, seed: options.seed, lanes: lanes),
+            start: start,
             clock: options.clock == "sandbox" ? .sandbox : .virtual)
     }
 
@@ -386,10 +387,18 @@ extension SimulateCommand {
         @Option(help: "How many customers.") var customers: Int = 1000
         @Option(help: "Over how many days.") var days: Int = 365
         @Option(help: "At most this many notifications per second.") var rate: Double?
+        @Option(
+            help:
+                "Send on this many connections at once, each customer's notifications on one of them in order (Apple sends an app's notifications in parallel)."
+        ) var concurrency: Int = 1
         @OptionGroup var options: SimulationOptions
         @OptionGroup var split: SplitTestOptions
 
         func validate() throws {
+            guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency is 1 to 256") }
+            if concurrency > 1, split.experiment != nil {
+                throw ValidationError("--concurrency works without --experiment: the split test reads each customer back as it goes")
+            }
             guard (1...10_000_000).contains(customers) else { throw ValidationError("--customers is 1 to 10000000") }
             guard (1...Int(Scenario.maxDay)).contains(days) else { throw ValidationError("--days is 1 to \(Int(Scenario.maxDay))") }
             if let rate, !(0.01...1_000_000).contains(rate) { throw ValidationError("--rate is 0.01 to 1000000 notifications per second") }
@@ -404,7 +413,7 @@ extension SimulateCommand {
             let scenario = Population(customers: customers, days: days, seed: options.seed).scenario(
                 catalog: try options.app().catalog)
             let session = try SimulationSession(
-                options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate)
+                options: options, scenarioName: scenario.name, span: Double(days), gracePeriodDays: nil, rate: rate, lanes: concurrency)
             if let experiment = try split.experiment(seed: options.seed) {
                 let code = try await session.withAPI {
                     // The split test's comparison, then the usual one (customers, metrics) with --verify-with.
