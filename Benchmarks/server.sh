@@ -193,7 +193,52 @@ PY
     echo "[$database] notifications stored: $stored (of $(wc -l < "$work/load/payloads.txt") generated)"
 done
 
-table+=("[postgres] two servers on one database / one server|not measured by this script|>= 1.6")
+# Two server processes on one PostgreSQL database, the ingest split between them (half the payloads and half the
+# connections each, two wrk processes at once), against one server on a fresh database with all of it, in turn.
+if [[ " $databases " == *" postgres "* ]]; then
+    awk 'NR % 2 == 1' "$work/load/payloads.txt" > "$work/load/payloads-a.txt"
+    awk 'NR % 2 == 0' "$work/load/payloads.txt" > "$work/load/payloads-b.txt"
+    results=()
+    for round in $(seq 1 "${TWO_SERVER_ROUNDS:-2}"); do
+        fresh_database postgres storekeeper_bench_two
+        app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
+            --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+        start_server "$url" "$work/serve-one.log"
+        one=$(PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" -s "$root/Benchmarks/post.lua" \
+            "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" | rate_of)
+        kill -TERM "$pid"
+        wait "$pid" || true
+        fresh_database postgres storekeeper_bench_two
+        app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
+            --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+        start_server "$url" "$work/serve-two-a.log"
+        pids=("$pid")
+        ports=("$port")
+        start_server "$url" "$work/serve-two-b.log"
+        pids+=("$pid")
+        ports+=("$port")
+        half=$((connections / 2))
+        loaders=()
+        for side in 0 1; do
+            letter=$([ "$side" = 0 ] && echo a || echo b)
+            (connections=$half threads=$((half < 2 ? half : 2)) PAYLOADS="$work/load/payloads-$letter.txt" load -d"${duration}s" \
+                -s "$root/Benchmarks/post.lua" "http://127.0.0.1:${ports[$side]}/v1/apps/$app_id/notifications/appstore" \
+                > "$work/two-$letter.txt") &
+            loaders+=($!)
+        done
+        wait "${loaders[@]}"
+        two=$(python3 -c 'import re,sys; print(sum(float(re.search(r"Requests/sec:\s+([\d.]+)", open(f).read()).group(1)) for f in sys.argv[1:]))' \
+            "$work/two-a.txt" "$work/two-b.txt")
+        kill -TERM "${pids[@]}"
+        wait "${pids[@]}" || true
+        echo "[postgres] ingest, round $round: one server $one/s; two servers on one database $two/s (together)"
+        results+=("$(python3 -c "print(f'{$two / $one:.2f}')")")
+    done
+    two_servers=$(printf '%s\n' "${results[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}')
+    table+=("[postgres] two servers on one database / one server|$two_servers (rounds: ${results[*]})|>= 1.6")
+else
+    table+=("[postgres] two servers on one database / one server|not measured (DATABASES has no postgres)|>= 1.6")
+fi
 table+=("[sqlite] simulator population --concurrency N|not measured by this script|>= 1,000 notifications/s")
 echo
 printf '%-60s %-28s %s\n' "measure" "result" "target"
