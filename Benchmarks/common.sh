@@ -69,3 +69,21 @@ memory_mb() {  # $1 pid, $2 VmRSS (resident now) or VmHWM (its peak): in MB, fro
 rate_of() {  # wrk output on stdin: its requests a second
     sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'
 }
+
+cpu_ticks() {  # pids: their CPU time (user + system) in clock ticks, summed, from /proc (a pid gone counts 0)
+    local total=0 pid fields
+    for pid in "$@"; do
+        fields=$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null) || continue
+        total=$((total + $(echo "$fields" | awk '{print $12 + $13}')))
+    done
+    echo "$total"
+}
+
+postgres_cpu() {  # "<pid> <ticks>" for every PostgreSQL process now (its backends and workers)
+    local pid
+    for pid in $(pgrep -x postgres); do echo "$pid $(cpu_ticks "$pid")"; done
+}
+
+machine_busy_ticks() {  # all cores' busy time since boot (user, nice, system, irq, softirq), in clock ticks
+    awk '/^cpu / {print $2 + $3 + $4 + $7 + $8}' /proc/stat
+}

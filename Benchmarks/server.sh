@@ -204,10 +204,31 @@ if [[ " $databases " == *" postgres "* ]]; then
         app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
             --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
         start_server "$url" "$work/serve-one.log"
+        # Where the CPU goes, per notification stored: the server, PostgreSQL's processes, and the rest (wrk, the
+        # kernel's share not charged to either): the paper behind what more cores would give two servers.
+        postgres_cpu > "$work/pg-before.txt"
+        server_before=$(cpu_ticks "$pid")
+        busy_before=$(machine_busy_ticks)
         one=$(PAYLOADS="$work/load/payloads.txt" load -d"${duration}s" -s "$root/Benchmarks/post.lua" \
             "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" | rate_of)
+        busy=$(( $(machine_busy_ticks) - busy_before ))
+        server_cpu=$(( $(cpu_ticks "$pid") - server_before ))
+        postgres_cpu > "$work/pg-after.txt"
         kill -TERM "$pid"
         wait "$pid" || true
+        stored=$(su postgres -c "psql -tA storekeeper_bench_two -c 'select count(*) from notifications'")
+        if [ "$round" = 1 ]; then
+            python3 - "$work/pg-before.txt" "$work/pg-after.txt" "$server_cpu" "$busy" "$stored" "$(getconf CLK_TCK)" <<'PY'
+import sys
+before = dict(line.split() for line in open(sys.argv[1]))
+after = dict(line.split() for line in open(sys.argv[2]))
+postgres = sum(int(t) - int(before.get(p, 0)) for p, t in after.items())
+server, busy, stored, hz = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+ms = lambda ticks: 1000.0 * ticks / hz / stored
+print(f"[postgres] CPU per notification stored ({stored}): server {ms(server):.2f} ms, PostgreSQL {ms(postgres):.2f} ms, "
+      f"the rest (wrk, kernel) {ms(busy - server - postgres):.2f} ms; all {ms(busy):.2f} ms ({busy / hz:.1f} core-seconds busy)")
+PY
+        fi
         fresh_database postgres storekeeper_bench_two
         app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
             --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
@@ -227,7 +248,7 @@ if [[ " $databases " == *" postgres "* ]]; then
             loaders+=($!)
         done
         wait "${loaders[@]}"
-        two=$(python3 -c 'import re,sys; print(sum(float(re.search(r"Requests/sec:\s+([\d.]+)", open(f).read()).group(1)) for f in sys.argv[1:]))' \
+        two=$(python3 -c 'import re,sys; print(round(sum(float(re.search(r"Requests/sec:\s+([\d.]+)", open(f).read()).group(1)) for f in sys.argv[1:]), 1))' \
             "$work/two-a.txt" "$work/two-b.txt")
         kill -TERM "${pids[@]}"
         wait "${pids[@]}" || true
@@ -239,7 +260,26 @@ if [[ " $databases " == *" postgres "* ]]; then
 else
     table+=("[postgres] two servers on one database / one server|not measured (DATABASES has no postgres)|>= 1.6")
 fi
-table+=("[sqlite] simulator population --concurrency N|not measured by this script|>= 1,000 notifications/s")
+# The simulator's population against a release server on SQLite, sent on several connections (each customer's
+# notifications in order), read back and compared with its ground truth.
+population_customers=${POPULATION_CUSTOMERS:-2000}
+population_concurrency=${POPULATION_CONCURRENCY:-8}
+fresh_database sqlite storekeeper_bench_population
+(cd "$work" && "$bin" simulate ca --export "$work/simulator-root.der" > /dev/null && "$bin" simulate catalog > "$work/simulator-catalog.json")
+app=$("$bin" apps create --database-url "$url" --bundle-id com.example.population --environment sandbox \
+    --trusted-root "$work/simulator-root.der" --catalog "$work/simulator-catalog.json")
+app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
+start_server "$url" "$work/serve-population.log"
+population=$(cd "$work" && "$bin" simulate population --customers "$population_customers" --days 365 --seed 42 \
+    --bundle-id com.example.population --concurrency "$population_concurrency" --verify-with "$public_key" \
+    --webhook "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" 2> /dev/null) || true
+kill -TERM "$pid"
+wait "$pid" || true
+echo "$population" | grep -E "^(end to end|verified)" | sed 's/^/[sqlite] simulator population: /'
+population_rate=$(echo "$population" | sed -n 's/^end to end: .*, \([0-9]*\) notifications\/s.*/\1/p')
+population_check=$(echo "$population" | sed -n 's/^verified \([0-9]*\) customers.*: \([0-9]*\) mismatches/\2 mismatches in \1/p')
+table+=("[sqlite] simulator population --concurrency $population_concurrency, notifications/s|${population_rate:-failed} (${population_check:-not verified})|>= 1,000 notifications/s")
 echo
 printf '%-60s %-28s %s\n' "measure" "result" "target"
 for row in "${table[@]}"; do
