@@ -56,13 +56,19 @@ struct DurabilityTests {
         let directory = try TestRun.scratch(name)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let database = directory.appendingPathComponent("db.sqlite").path
+        return (database, try createApp(in: database, scratch: directory))
+    }
+
+    /// One app (Sandbox, trusting the test CA) created with the command line in the database `url` names (migrated
+    /// already, or a SQLite file), its root written to `scratch`: the app's `appId`, `publicKey` and `secretKey`.
+    static func createApp(in url: String, scratch directory: URL) throws -> [String: String] {
         let root = directory.appendingPathComponent("root.der").path
         try Data(testCA.rootDER).write(to: URL(fileURLWithPath: root))
         let created = try StorekeeperCLI.run(
-            ["apps", "create", "--database-url", database, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
+            ["apps", "create", "--database-url", url, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
             near: Bundle.module.bundleURL)
         #expect(created.status == 0, "\(created.stderr)")
-        return (database, try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8)))
+        return try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8))
     }
 
     @Test("every notification answered 200 before a kill -9 is in the database after it; SIGTERM stops cleanly")

@@ -127,13 +127,7 @@ struct TwoServerIngestTests {
         #expect(migrated.status == 0, "\(migrated.stderr)")
         let directory = try TestRun.scratch("two-servers")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let root = directory.appendingPathComponent("root.der").path
-        try Data(testCA.rootDER).write(to: URL(fileURLWithPath: root))
-        let created = try StorekeeperCLI.run(
-            ["apps", "create", "--database-url", url, "--bundle-id", bundleId, "--environment", "sandbox", "--trusted-root", root],
-            near: Bundle.module.bundleURL)
-        #expect(created.status == 0, "\(created.stderr)")
-        return (url, try JSONDecoder().decode([String: String].self, from: Data(created.stdout.utf8)))
+        return (url, try DurabilityTests.createApp(in: url, scratch: directory))
     }
 
     @Test(
