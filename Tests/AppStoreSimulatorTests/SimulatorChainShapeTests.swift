@@ -23,17 +23,15 @@ struct SimulatorChainShapeTests {
         for (name, der) in [("root.pem", ca.rootDER), ("intermediate.pem", ca.intermediateDER), ("leaf.pem", ca.leafDER)] {
             try Data(pem(der).utf8).write(to: directory.appendingPathComponent(name))
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "openssl", "verify", "-x509_strict", "-CAfile", directory.appendingPathComponent("root.pem").path,
-            "-untrusted", directory.appendingPathComponent("intermediate.pem").path, directory.appendingPathComponent("leaf.pem").path,
-        ]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let process = try ChildProcess(
+            "/usr/bin/env",
+            arguments: [
+                "openssl", "verify", "-x509_strict", "-CAfile", directory.appendingPathComponent("root.pem").path,
+                "-untrusted", directory.appendingPathComponent("intermediate.pem").path, directory.appendingPathComponent("leaf.pem").path,
+            ], stdout: .pipe, stderr: .pipe)
+        process.closeInput()
+        let (stdout, stderr) = process.outputs()
+        let output = String(decoding: stdout + stderr, as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)
     }

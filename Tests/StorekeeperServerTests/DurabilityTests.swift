@@ -13,27 +13,19 @@ import Testing
 /// and stopped with SIGTERM.
 @Suite("Durability")
 struct DurabilityTests {
-    final class Server: @unchecked Sendable {
-        // @unchecked: `process` is only touched by the test task that owns this value; the output buffer is locked.
-        let process = Process()
+    final class Server: Sendable {
+        let process: ChildProcess
         let output = NIOLockedValueBox("")
 
         init(database: String, near bundle: URL, extraArguments: [String] = [], environment: [String: String] = [:]) throws {
-            process.executableURL = try StorekeeperCLI.binary(near: bundle)
-            if !environment.isEmpty {
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, given in given }
-            }
-            process.arguments =
-                ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"] + extraArguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
+            process = try ChildProcess(
+                try StorekeeperCLI.binary(near: bundle).path,
+                arguments: ["serve", "--database-url", database, "--port", "0", "--reconcile-interval", "0", "--log-level", "error"]
+                    + extraArguments,
+                environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, given in given },
+                stdout: .pipe)
             let output = self.output
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) }
-            }
-            try process.run()
+            process.onOutput(0) { data in output.withLockedValue { $0 += String(decoding: data, as: UTF8.self) } }
         }
 
         /// The port, once the server says it listens.

@@ -26,23 +26,13 @@ public enum StorekeeperCLI {
     }
 
     public static func run(_ arguments: [String], stdin: Data? = nil, near bundle: URL) throws -> CommandRun {
-        let process = Process()
-        process.executableURL = try binary(near: bundle)
-        process.arguments = arguments
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let child = try ChildProcess(try binary(near: bundle).path, arguments: arguments, stdout: .pipe, stderr: .pipe)
+        if let stdin { child.write(stdin) }
+        child.closeInput()
+        let (stdout, stderr) = child.outputs()
+        child.waitUntilExit()
         return CommandRun(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            status: child.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
             stderr: String(decoding: stderr, as: UTF8.self))
     }
 
