@@ -14,8 +14,8 @@ public final class AbsentAppUsers: Sendable {
     public struct Mark: Sendable {
         let begun: UInt64
         let quiet: Bool
-        /// When the read began (`DispatchTime.now().uptimeNanoseconds`).
-        let at: UInt64
+        /// When the read began (`DispatchTime.now().uptimeNanoseconds`): what the read found is as of then at least.
+        public let readAt: UInt64
     }
 
     private struct State {
@@ -36,8 +36,8 @@ public final class AbsentAppUsers: Sendable {
 
     /// Taken before the read whose finding may be remembered.
     public func mark() -> Mark {
-        let at = DispatchTime.now().uptimeNanoseconds
-        return state.withLockedValue { Mark(begun: $0.begun, quiet: $0.begun == $0.ended, at: at) }
+        let readAt = DispatchTime.now().uptimeNanoseconds
+        return state.withLockedValue { Mark(begun: $0.begun, quiet: $0.begun == $0.ended, readAt: readAt) }
     }
 
     /// Whether `appUserId` was found naming no customer by a read begun at a time `isFresh` accepts, and not named
@@ -55,7 +55,7 @@ public final class AbsentAppUsers: Sendable {
         state.withLockedValue { state in
             guard mark.quiet, state.begun == mark.begun else { return false }
             if state.absent.count >= Self.capacity { state.absent.removeAll(keepingCapacity: true) }
-            state.absent[Self.key(appId, appUserId)] = mark.at
+            state.absent[Self.key(appId, appUserId)] = mark.readAt
             return true
         }
     }

@@ -41,7 +41,7 @@ struct AbsentAppUsersTests {
                     seen.withLockedValue { $0 = readAt }
                     return true
                 }))
-        #expect(seen.withLockedValue { $0 } == readAt.at)
+        #expect(seen.withLockedValue { $0 } == readAt.readAt)
         // Another app's alice is someone else.
         #expect(!absent.contains(app: "app_2", appUserId: "alice", isFresh: { _ in true }))
 

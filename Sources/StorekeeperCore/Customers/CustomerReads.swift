@@ -33,8 +33,9 @@ public struct CustomerReads: Sendable {
         if absent.contains(app: app.id, appUserId: appUserId, isFresh: cache.isFresh) {
             return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(app, environment: environment))
         }
+        // One instant for both: what this read finds is as of then at least.
         let mark = absent.mark()
-        let readAt = Freshness.now
+        let readAt = mark.readAt
         guard
             let found = try await database.reading({
                 try await $0.customerAndState(app: app.id, appUserId: appUserId, environment: environment.rawValue)

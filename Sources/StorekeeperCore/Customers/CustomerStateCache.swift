@@ -18,11 +18,7 @@ public final class CustomerStateCache: Sendable {
     /// Past this many entries a map is emptied (a bound on memory, not an LRU).
     private let capacity = 200_000
 
-    /// How long an entry is trusted (another process sharing the database may have written since).
-    let ttl: Duration
-
     public init(ttl: Duration) {
-        self.ttl = ttl
         freshness = Freshness(ttl)
         otherProcesses = OtherProcessWrites(ttl: ttl)
     }

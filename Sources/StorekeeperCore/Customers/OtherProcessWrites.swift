@@ -45,12 +45,11 @@ public final class OtherProcessWrites: Sendable {
         }
     }
 
-    /// Reads the version once; false on PostgreSQL (nothing to watch).
-    func check(_ database: StorageDatabase) async throws -> Bool {
+    /// Reads the version once (nothing on PostgreSQL: there is nothing to watch).
+    func check(_ database: StorageDatabase) async throws {
         let began = Freshness.now
-        guard let version = try await database.sqliteOtherProcessesVersion() else { return false }
+        guard let version = try await database.sqliteOtherProcessesVersion() else { return }
         observe(version: version, began: began, ended: Freshness.now)
-        return true
     }
 }
 
@@ -63,7 +62,7 @@ struct OtherProcessWatchService: Service {
 
     func run() async throws {
         await everyUntilShutdown(interval, logger: logger, failure: "could not read whether another process wrote to the database") {
-            _ = try await watch.check(database)
+            try await watch.check(database)
         }
     }
 }
