@@ -312,10 +312,13 @@ actor Pacer {
 
     init(perSecond: Double) { interval = .nanoseconds(Int64(1e9 / perSecond)) }
 
+    /// Waits for the next free slot. The slot is taken before the sleep: callers waiting at once (`--concurrency`
+    /// lanes) get one slot each, not the same one.
     func wait() async {
         let now = ContinuousClock.now
-        if next > now { try? await Task.sleep(until: next) }
-        next = max(next, now) + interval
+        let slot = max(next, now)
+        next = slot + interval
+        if slot > now { try? await Task.sleep(until: slot) }
     }
 }
 
