@@ -74,10 +74,10 @@ public final class DeliveryLanes: Sendable {
     /// The lane of a notification: its customer's (or, for one about no customer, its transaction's or its own).
     func lane(of notification: SimulatedNotification) -> Int {
         let key = notification.customer ?? notification.originalTransactionId ?? notification.uuid
-        // FNV-1a: the same lane on every run (Swift's hashValue is seeded per process).
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in key.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(hash % UInt64(count))
+        // The same lane on every run (Swift's hashValue is seeded per process).
+        var hash = StableHash()
+        hash.add(key)
+        return Int(hash.value % UInt64(count))
     }
 
     /// Queues an attempt on its customer's lane, once fewer than `limit` are under way.

@@ -496,5 +496,34 @@ public enum Schema {
                 .run()
             try await db.raw("CREATE INDEX retention_requests_answered ON retention_requests (app_id, environment, answered_at)").run()
         },
+        // Imports of existing customers from Apple: the job (its customers, parsed from the operator's file) and each
+        // customer done, written with what importing it stored.
+        Migration(version: 18, name: "imports of existing customers") { db in
+            try await db.create(table: "import_jobs")
+                .column("id", type: .text, .primaryKey(autoIncrement: false))
+                .column("app_id", type: .text, .notNull)
+                .column("format", type: .text, .notNull)
+                .column("source", type: .text, .notNull)
+                .column("customers", type: .text, .notNull)
+                .column("total", type: .bigint, .notNull)
+                .column("dropped", type: .text, .notNull)
+                .column("emit_events", type: .bigint, .notNull)
+                .column("status", type: .text, .notNull)
+                .column("detail", type: .text)
+                .column("created_at", type: .bigint, .notNull)
+                .column("updated_at", type: .bigint, .notNull)
+                .run()
+            try await db.raw("CREATE INDEX import_jobs_app ON import_jobs (app_id, created_at)").run()
+            try await db.create(table: "import_items")
+                .column("job_id", type: .text, .notNull)
+                .column("item", type: .bigint, .notNull)
+                .column("outcome", type: .text, .notNull)
+                .column("app_user_id", type: .text, .notNull)
+                .column("transaction_ids", type: .text, .notNull)
+                .column("detail", type: .text, .notNull)
+                .column("done_at", type: .bigint, .notNull)
+                .primaryKey("job_id", "item")
+                .run()
+        },
     ]
 }

@@ -19,6 +19,8 @@ public struct StorekeeperCore: Sendable {
     public let promotionalOffers: PromotionalOffers
     public let administration: AppAdministration
     public let reconciler: Reconciler
+    /// Imports of existing customers from Apple.
+    public let imports: CustomerImports
     public let analytics: AppAnalytics
     public let dashboardAccounts: DashboardAccounts
     public let inspection: CustomerInspection
@@ -120,6 +122,8 @@ public struct StorekeeperCore: Sendable {
         self.reconciler = Reconciler(
             database: database, registry: apps, ingestion: notifications, recomputer: recomputer, appleAPI: apple, metrics: metrics,
             clock: clock)
+        self.imports = CustomerImports(
+            database: database, registry: apps, recomputer: recomputer, cache: cache, appleAPI: apple, logger: logger, clock: clock)
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
         self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
         self.inspection = CustomerInspection(database: database, reads: customers)

@@ -8,6 +8,7 @@ import Entitlements
 import Foundation
 import Hummingbird
 import NIOCore
+import StorekeeperCore
 import Synchronization
 
 /// What `simulate run` and `simulate population` share: the simulated app, the clock, delivery and its faults,
@@ -38,6 +39,16 @@ struct SimulationOptions: ParsableArguments {
         name: .customLong("export-ids"),
         help: "Write every customer's app user id and purchases' transaction ids here (CSV: app_user_id,transaction_id).")
     var exportIds: String?
+    @Option(
+        name: .customLong("export-format"),
+        help:
+            "--export-ids as plain (app_user_id,transaction_id), revenuecat (its Scheduled Data Export) or apphud (its Customers API answers, JSON lines)."
+    )
+    var exportFormat: String = "plain"
+    @Option(
+        name: .customLong("verify-after"),
+        help: "With --verify-with: compare only once this file exists (a script imports the exported customers, then creates it).")
+    var verifyAfter: String?
 
     func validate() throws {
         guard ["virtual", "sandbox"].contains(clock) else { throw ValidationError("--clock is virtual or sandbox") }
@@ -47,6 +58,10 @@ struct SimulationOptions: ParsableArguments {
             throw ValidationError("--\(name) is a share from 0 to 1")
         }
         guard URL(string: webhook)?.host != nil else { throw ValidationError("--webhook must be an http(s) URL") }
+        guard CustomerIdsFormat(rawValue: exportFormat) != nil else {
+            throw ValidationError("--export-format is plain, revenuecat or apphud")
+        }
+        if verifyAfter != nil, verifyWith == nil { throw ValidationError("--verify-after waits to compare: give --verify-with too") }
     }
 
     func app() throws -> SimulatedApp {
@@ -100,7 +115,7 @@ struct SimulationSession {
         var app = try options.app()
         if let gracePeriodDays { app.gracePeriodDays = gracePeriodDays == 0 ? nil : gracePeriodDays }
         self.app = app
-        var hasher = StableHasher()
+        var hasher = StableHash()
         hasher.add(scenarioName)
         let runId = (options.seed &* 1_000_003) ^ hasher.value
         let time = options.periodTime
@@ -123,7 +138,7 @@ struct SimulationSession {
             FileHandle.standardError.write(Data("delivery failed: \(reason) (Apple retries; so does the simulator)\n".utf8))
         }
         if let rate, rate > 0 {
-            let pacer = Pacer(perSecond: rate)
+            let pacer = SlotPacer(perSecond: rate)
             let inner = send
             send = { notification in
                 await pacer.wait()
@@ -136,7 +151,8 @@ struct SimulationSession {
             clock: options.clock == "sandbox" ? .sandbox : .virtual)
     }
 
-    /// Runs `body` with the fake Server API listening when --api-port is given, then keeps serving until Ctrl-C.
+    /// Runs `body` with the fake Server API listening when --api-port is given, then keeps serving until Ctrl-C (with
+    /// --verify-after, the comparison ends it).
     func withAPI(_ body: () async throws -> Int32) async throws -> Int32 {
         guard let port = options.apiPort else { return try await body() }
         let api = FakeServerAPI(store: store, bundleId: app.bundleId, webhook: Webhook.http(options.webhook))
@@ -145,6 +161,11 @@ struct SimulationSession {
             group.addTask { try await application.runService() }
             print("fake App Store Server API on http://127.0.0.1:\(port) (the app's serverAPI.baseURL)")
             let code = try await body()
+            if options.verifyAfter != nil {
+                // The import it served is over and compared.
+                group.cancelAll()
+                return code
+            }
             print("the run is over; the fake Server API keeps serving until Ctrl-C")
             try await group.next()
             return code
@@ -163,9 +184,10 @@ struct SimulationSession {
         let shown = customers.prefix(3).map { "\($0.name) = \($0.appUserId)" }.joined(separator: ", ")
         if !shown.isEmpty { print("customers to look up (GET /v1/customers/<app user id>): \(shown)") }
         guard let path = options.exportIds else { return }
-        let csv = await store.with { $0.customerIdsCSV() }
-        guard FileManager.default.createFile(atPath: path, contents: Data(csv.utf8)) else { throw ValidationError("cannot write \(path)") }
-        print("wrote \(customers.count) customers' ids to \(path)")
+        let format = CustomerIdsFormat(rawValue: options.exportFormat) ?? .plain
+        let text = await store.with { $0.customerIds(as: format) }
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else { throw ValidationError("cannot write \(path)") }
+        print("wrote \(customers.count) customers' ids to \(path) (\(format.rawValue))")
     }
 
     /// Notifications that never reached the server although no drop was asked for: a failed run.
@@ -178,6 +200,10 @@ struct SimulationSession {
         if undelivered > 0 {
             print("error: \(undelivered) notifications never reached \(options.webhook) after Apple's retries (the reasons are above)")
             return 1
+        }
+        if let path = options.verifyAfter {
+            print("waiting for \(path) before comparing (import the customers, then create it)")
+            while !FileManager.default.fileExists(atPath: path) { try await Task.sleep(for: .milliseconds(250)) }
         }
         let customers = try await verify()
         let metrics = try await verifyMetrics()
@@ -302,34 +328,6 @@ struct SimulationSession {
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
         let body = try await response.body.collect(upTo: 8 << 20)
         return (response.status.code, Data(body.readableBytesView))
-    }
-}
-
-/// Spaces calls `1/perSecond` apart.
-actor Pacer {
-    let interval: Duration
-    var next = ContinuousClock.now
-
-    init(perSecond: Double) { interval = .nanoseconds(Int64(1e9 / perSecond)) }
-
-    /// Waits for the next free slot. The slot is taken before the sleep: callers waiting at once (`--concurrency`
-    /// lanes) get one slot each, not the same one.
-    func wait() async {
-        let now = ContinuousClock.now
-        let slot = max(next, now)
-        next = slot + interval
-        if slot > now { try? await Task.sleep(until: slot) }
-    }
-}
-
-/// FNV-1a: a hash that is the same in every process (Swift's `Hasher` is seeded per process).
-struct StableHasher {
-    var value: UInt64 = 0xcbf2_9ce4_8422_2325
-    mutating func add(_ text: String) {
-        for byte in text.utf8 {
-            value ^= UInt64(byte)
-            value &*= 0x100_0000_01b3
-        }
     }
 }
 

@@ -22,6 +22,8 @@
             public var rateLimitRetries: Int = 3
             /// The first wait after a rate-limit answer; it doubles each time, unless Apple sends `Retry-After`.
             public var rateLimitBackoff: Duration = .seconds(1)
+            /// The longest wait for one rate-limit answer: a longer `Retry-After` returns the error instead.
+            public var maxRateLimitWait: Duration = .seconds(60)
             public var timeout: TimeAmount = .seconds(30)
             public var maxResponseBytes: Int = 16 * 1024 * 1024
             public var clock: @Sendable () -> Date = { Date() }
@@ -310,8 +312,11 @@
                 if case .api(let code, _) = error.kind, code == AppStoreServerAPIError.rateLimitExceeded,
                     attempt < configuration.rateLimitRetries
                 {
-                    let retryAfter = headers.first(name: "Retry-After").flatMap(Int.init).map { Duration.seconds(min(max($0, 0), 60)) }
+                    let retryAfter = headers.first(name: "Retry-After").flatMap {
+                        Self.retryAfter($0, now: configuration.clock())
+                    }
                     let backoff = retryAfter ?? configuration.rateLimitBackoff * (1 << min(attempt, 10))
+                    guard backoff <= configuration.maxRateLimitWait else { throw error }
                     attempt += 1
                     do {
                         try await Task.sleep(for: backoff)
@@ -349,6 +354,16 @@
             } catch {
                 throw AppStoreServerAPIError(kind: .transport, httpStatus: nil, message: "\(error)")
             }
+        }
+
+        /// How long a `Retry-After` header asks to wait. Apple documents it for the App Store Server API as the UNIX
+        /// time, in milliseconds, of the next allowed request; HTTP's own forms (seconds to wait) are read too.
+        static func retryAfter(_ value: String, now: Date) -> Duration? {
+            guard let number = Int64(value.trimmingCharacters(in: .whitespaces)), number >= 0 else { return nil }
+            // A count of seconds is small; a UNIX time in milliseconds is past 2001 (10^12 ms).
+            guard number >= 1_000_000_000_000 else { return .seconds(number) }
+            let wait = number - Int64((now.timeIntervalSince1970 * 1000).rounded())
+            return .milliseconds(max(wait, 0))
         }
 
         static func error(status: Int, body: Data) -> AppStoreServerAPIError {

@@ -12,17 +12,31 @@ public struct AppleAPIAccess: Sendable {
     let logger: Logger
     let metrics: ServerMetrics
 
-    func client(app: AppRuntime, environment: Environment) throws -> AppStoreServerAPIClient? {
+    /// The app's client, or nil without credentials. `patience` sets how rate limits are waited for.
+    func client(app: AppRuntime, environment: Environment, patience: RateLimitPatience = .serving) throws -> AppStoreServerAPIClient? {
         guard let credentials = app.config.serverAPI else { return nil }
         let key = try AppStoreSigningKey(
             pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
             bundleId: app.config.bundleId)
         var configuration = AppStoreServerAPIClient.Configuration(key: key, environment: environment)
+        if patience == .batch {
+            // A batch (an import) waits as long as Apple asks: its limits are enforced per hour.
+            configuration.rateLimitRetries = 20
+            configuration.maxRateLimitWait = .seconds(3600)
+        }
         if let base = credentials.baseURL {
             configuration.productionBaseURL = base
             configuration.sandboxBaseURL = base
         }
         return AppStoreServerAPIClient(configuration, verifier: app.verifier, httpClient: httpClient)
+    }
+
+    /// How a call waits when Apple answers that the app's rate limit is exceeded.
+    enum RateLimitPatience: Sendable {
+        /// A few short waits (someone is waiting for the answer).
+        case serving
+        /// As long as Apple's `Retry-After` says, up to an hour.
+        case batch
     }
 
     /// What Apple said about one original transaction, as records to store.
@@ -44,9 +58,21 @@ public struct AppleAPIAccess: Sendable {
     }
 
     private func pull(app: AppRuntime, transactionId: String, environment: Environment, now: Int64, history: Bool) async -> Pulled {
+        do {
+            guard let client = try client(app: app, environment: environment) else { return Pulled() }
+            return try await fetch(client, app: app, transactionId: transactionId, now: now, history: history)
+        } catch {
+            logger.warning("pulling the App Store history failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            return Pulled()
+        }
+    }
+
+    /// The whole transaction history (with `history`) and the subscription statuses behind one transaction, as records
+    /// of the app's environments; Apple's and the records' errors are thrown.
+    func fetch(_ client: AppStoreServerAPIClient, app: AppRuntime, transactionId: String, now: Int64, history: Bool) async throws -> Pulled
+    {
         var pulled = Pulled()
         do {
-            guard let client = try client(app: app, environment: environment) else { return pulled }
             if history {
                 for signed in try await client.allTransactionHistory(transactionId: transactionId) {
                     guard app.accepts(signed.value.environment) else { continue }
@@ -68,7 +94,7 @@ public struct AppleAPIAccess: Sendable {
             metrics.appleCall(history ? "history" : "statuses", result: "ok")
         } catch {
             metrics.appleCall(history ? "history" : "statuses", result: "error")
-            logger.warning("pulling the App Store history failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            throw error
         }
         return pulled
     }

@@ -64,13 +64,22 @@ enum FactCoding {
 
     /// The original transactions none of whose transactions (as decoded for storage) carries an appAccountToken.
     static func originalsWithoutAccountToken(_ records: [TransactionRecord]) -> [String] {
+        let tokens = accountTokens(records)
+        return Set(records.map(\.originalTransactionId)).filter { tokens[$0] == nil }.sorted()
+    }
+
+    /// The appAccountToken each original transaction's purchases carry (the latest signed one that carries any).
+    static func accountTokens(_ records: [TransactionRecord]) -> [String: String] {
         struct Token: Decodable { var appAccountToken: String? }
-        var tokens: [String: Bool] = [:]
+        var tokens: [String: (token: String, signedDate: Int64)] = [:]
         for record in records {
-            let token = try? decoder.decode(Token.self, from: Data(record.payload.utf8)).appAccountToken
-            tokens[record.originalTransactionId] = (tokens[record.originalTransactionId] ?? false) || token != nil
+            guard let token = try? decoder.decode(Token.self, from: Data(record.payload.utf8)).appAccountToken, !token.isEmpty else {
+                continue
+            }
+            if let known = tokens[record.originalTransactionId], known.signedDate > record.signedDate { continue }
+            tokens[record.originalTransactionId] = (token, record.signedDate)
         }
-        return tokens.filter { !$0.value }.keys.sorted()
+        return tokens.mapValues(\.token)
     }
 
     /// The engine's facts from what storage holds. A stored fact that no longer decodes is a corrupt row: fail

@@ -84,7 +84,7 @@ public struct PurchaseLinking: Sendable {
     }
 
     /// What linking did inside the transaction.
-    private struct Linked: Sendable {
+    struct Linked: Sendable {
         var customerId: String
         /// Named customers that lost a transaction to this one (transfers): they are recomputed too.
         var previousOwners: Set<String> = []
@@ -95,7 +95,7 @@ public struct PurchaseLinking: Sendable {
 
     /// Finds or creates the customer and makes it the owner of every original transaction: unowned ones are linked,
     /// anonymous owners merge into it, named owners lose theirs by the app's transfer policy.
-    private static func link(
+    static func link(
         originalTransactionIds: [String], to appUserId: String, app: AppRuntime, session: StorageSession, now: Int64
     ) async throws -> Linked {
         let customer = try await session.findOrCreateCustomer(

@@ -1,0 +1,390 @@
+import AppStore
+import Crypto
+import Foundation
+import Logging
+import Storage
+
+/// How far a job has come.
+public struct ImportProgress: Sendable, Hashable {
+    public var total: Int
+    /// Customers done, by earlier runs of the job too.
+    public var counts: ImportCounts
+    /// Customers done by this run.
+    public var doneThisRun: Int
+    /// Customers this run set out to do.
+    public var pendingAtStart: Int
+    /// Customers this run left to a later run (Apple unreachable, or its rate limit longer than an hour).
+    public var retryLater: Int
+    public var elapsed: Duration
+}
+
+/// A job, as its readers see it.
+public struct ImportJobStatus: Codable, Sendable, Hashable {
+    public var id: String
+    public var appId: String
+    public var format: String
+    public var source: String
+    /// `running`, `done` (every customer imported, not found, or failed for good), `incomplete` (some wait for
+    /// another run) or `failed` (stopped by an error that is no customer's; `detail` says which).
+    public var status: String
+    public var detail: String?
+    public var total: Int
+    public var imported: Int
+    public var notFound: Int
+    public var failed: Int
+    /// Lines of the file that named nothing to import.
+    public var droppedLines: Int
+    public var emitEvents: Bool
+    public var createdAt: Int64
+    public var updatedAt: Int64
+}
+
+/// A customer not imported, or a line of the file left out, with the reason: a line of the error file.
+public struct ImportProblem: Codable, Sendable, Hashable {
+    public var line: Int
+    public var appUserId: String
+    public var transactionIds: [String]
+    /// `notFound` (Apple knows none of the ids), `failed`, `retryLater` or `dropped` (the line names nothing to import).
+    public var outcome: String
+    public var reason: String
+}
+
+/// Imports existing customers from Apple: for each customer of the operator's file, the transaction history and
+/// subscription statuses from the App Store Server API, stored as facts as if notified, linked to the app user id,
+/// and the customer's state, events and ledger computed, in one transaction per customer that also marks the customer
+/// done (a crash or Ctrl-C resumes where it stopped). Importing twice, or importing what notifications also bring,
+/// changes nothing. The events an import records are in the customer's event stream (recorded at the import's time,
+/// effective when they happened) but not sent to the app's destinations unless the job asks (`emitEvents`).
+public struct CustomerImports: Sendable {
+    let database: StorageDatabase
+    let registry: AppRegistry
+    let recomputer: StateRecomputer
+    let cache: CustomerStateCache
+    let appleAPI: AppleAPIAccess?
+    let logger: Logger
+    let clock: @Sendable () -> Date
+
+    /// How a run goes.
+    public struct RunOptions: Sendable {
+        /// Customers imported at once.
+        public var concurrency = 4
+        /// Customers started per second (each costs Apple a history call and a statuses call; Apple allows 50 calls a
+        /// second per endpoint in production and 5 in the sandbox); nil for no pacing (a local fake).
+        public var perSecond: Double?
+        public init(concurrency: Int = 4, perSecond: Double? = nil) {
+            self.concurrency = concurrency
+            self.perSecond = perSecond
+        }
+
+        /// Apple's documented limit for an app's environment.
+        public static func applesLimit(sandbox: Bool) -> Double { sandbox ? 5 : 50 }
+    }
+
+    /// Creates the job for a file, or finds the one made from the same input before (the same app, format, events
+    /// choice and bytes), which a run then resumes.
+    public func prepare(
+        _ file: ImportFile, input: Data, app appId: String, source: String, emitEvents: Bool
+    ) async throws -> ImportJobStatus {
+        let app = try await registry.app(id: appId)
+        guard app.config.serverAPI != nil, appleAPI != nil else {
+            throw CoreError.invalidInput(
+                field: "app", "the app has no App Store Server API key (serverAPI in its configuration): an import asks Apple")
+        }
+        var digest = SHA256()
+        digest.update(data: Data("\(appId)\n\(file.format.rawValue)\n\(emitEvents)\n".utf8))
+        digest.update(data: input)
+        let id = "imp_" + Hex.encode(Array(digest.finalize())).prefix(24)
+        let encoder = JSONEncoder()
+        let now = clock().millisecondsSince1970
+        let record = ImportJobRecord(
+            id: id, appId: appId, format: file.format.rawValue, source: source,
+            customers: String(decoding: try encoder.encode(file.customers), as: UTF8.self), total: file.customers.count,
+            dropped: String(decoding: try encoder.encode(file.dropped), as: UTF8.self), emitEvents: emitEvents, status: "running",
+            detail: nil, createdAt: now, updatedAt: now)
+        let job = try await database.writing { try await $0.createImportJob(record) }
+        return try await status(of: job)
+    }
+
+    public func job(id: String, app appId: String) async throws -> ImportJobStatus {
+        guard let job = try await database.reading({ try await $0.importJob(id: id) }), job.appId == appId else {
+            throw CoreError.notFound("no import \(id)")
+        }
+        return try await status(of: job)
+    }
+
+    public func jobs(app appId: String) async throws -> [ImportJobStatus] {
+        var statuses: [ImportJobStatus] = []
+        for job in try await database.reading({ try await $0.importJobs(app: appId, limit: 100) }) {
+            statuses.append(try await status(of: job))
+        }
+        return statuses
+    }
+
+    /// The job's customers not imported and the lines its file left out, in the file's order.
+    public func problems(job id: String, app appId: String) async throws -> [ImportProblem] {
+        guard let job = try await database.reading({ try await $0.importJob(id: id) }), job.appId == appId else {
+            throw CoreError.notFound("no import \(id)")
+        }
+        let customers = try Self.customers(of: job)
+        var problems = try JSONDecoder().decode([ImportDroppedLine].self, from: Data(job.dropped.utf8)).map {
+            ImportProblem(line: $0.line, appUserId: "", transactionIds: [], outcome: "dropped", reason: $0.reason)
+        }
+        for item in try await database.reading({ try await $0.importProblems(job: id) }) where item.item < customers.count {
+            let customer = customers[item.item]
+            problems.append(
+                ImportProblem(
+                    line: customer.line, appUserId: item.appUserId, transactionIds: customer.transactionIds, outcome: item.outcome,
+                    reason: item.detail))
+        }
+        return problems.sorted { ($0.line, $0.outcome) < ($1.line, $1.outcome) }
+    }
+
+    private func status(of job: ImportJobRecord) async throws -> ImportJobStatus {
+        let counts = try await database.reading { try await $0.importCounts(job: job.id) }
+        let dropped = (try? JSONDecoder().decode([ImportDroppedLine].self, from: Data(job.dropped.utf8)).count) ?? 0
+        return ImportJobStatus(
+            id: job.id, appId: job.appId, format: job.format, source: job.source, status: job.status, detail: job.detail,
+            total: job.total, imported: counts.imported, notFound: counts.notFound, failed: counts.failed, droppedLines: dropped,
+            emitEvents: job.emitEvents, createdAt: job.createdAt, updatedAt: job.updatedAt)
+    }
+
+    static func customers(of job: ImportJobRecord) throws -> [ImportCustomer] {
+        try JSONDecoder().decode([ImportCustomer].self, from: Data(job.customers.utf8))
+    }
+
+    /// Runs the job's customers not done yet; `progress` is called after each. Returns the customers this run left to a
+    /// later one. Cancelling the task stops it between customers: what was done stays done.
+    @discardableResult
+    public func run(
+        job id: String, options: RunOptions = RunOptions(), progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
+    ) async throws -> [ImportProblem] {
+        guard let job = try await database.reading({ try await $0.importJob(id: id) }) else { throw CoreError.notFound("no import \(id)") }
+        let app = try await registry.app(id: job.appId)
+        guard let appleAPI, app.config.serverAPI != nil else {
+            throw CoreError.invalidInput(field: "app", "the app has no App Store Server API key (serverAPI in its configuration)")
+        }
+        let customers = try Self.customers(of: job)
+        let done = try await database.reading { try await $0.importItemsDone(job: id) }
+        let pending = customers.indices.filter { !done.contains($0) }
+        var counts = try await database.reading { try await $0.importCounts(job: id) }
+        try await database.writing {
+            try await $0.setImportJobStatus(id: id, status: "running", detail: nil, at: clock().millisecondsSince1970)
+        }
+        let pacer = options.perSecond.map { SlotPacer(perSecond: $0) }
+        let started = ContinuousClock.now
+        var later: [ImportProblem] = []
+        var doneThisRun = 0
+        let importer = OneCustomer(
+            database: database, recomputer: recomputer, cache: cache, appleAPI: appleAPI, app: app, job: job, clock: clock)
+        do {
+            try await withThrowingTaskGroup(of: ItemResult.self) { group in
+                var next = pending.startIndex
+                func startNext() {
+                    guard next < pending.endIndex else { return }
+                    let item = pending[next]
+                    next += 1
+                    group.addTask {
+                        try Task.checkCancellation()
+                        await pacer?.wait()
+                        return try await importer.run(customers[item], item: item)
+                    }
+                }
+                for _ in 0..<max(options.concurrency, 1) { startNext() }
+                while let result = try await group.next() {
+                    switch result.outcome {
+                    case .imported: counts.imported += 1
+                    case .notFound: counts.notFound += 1
+                    case .failed: counts.failed += 1
+                    case .retryLater:
+                        let customer = customers[result.item]
+                        later.append(
+                            ImportProblem(
+                                line: customer.line, appUserId: customer.appUserId ?? "", transactionIds: customer.transactionIds,
+                                outcome: "retryLater", reason: result.detail))
+                    }
+                    if result.outcome != .retryLater { doneThisRun += 1 }
+                    progress(
+                        ImportProgress(
+                            total: customers.count, counts: counts, doneThisRun: doneThisRun, pendingAtStart: pending.count,
+                            retryLater: later.count, elapsed: ContinuousClock.now - started))
+                    startNext()
+                }
+            }
+        } catch {
+            let stopped = error is CancellationError ? "stopped before the end: run it again to go on" : "\(error)"
+            let (database, now) = (self.database, clock().millisecondsSince1970)
+            // In a task of its own: this one may be cancelled, and the status must still be written.
+            try? await Task {
+                try await database.writing {
+                    try await $0.setImportJobStatus(
+                        id: id, status: error is CancellationError ? "incomplete" : "failed", detail: stopped, at: now)
+                }
+            }.value
+            throw error
+        }
+        let status = later.isEmpty ? "done" : "incomplete"
+        let detail = later.isEmpty ? nil : "\(later.count) customers wait for another run (Apple did not answer)"
+        try await database.writing {
+            try await $0.setImportJobStatus(id: id, status: status, detail: detail, at: clock().millisecondsSince1970)
+        }
+        logger.info(
+            "import run over",
+            metadata: ["job": "\(id)", "imported": "\(counts.imported)", "notFound": "\(counts.notFound)", "failed": "\(counts.failed)"])
+        return later
+    }
+
+    /// How one customer ended.
+    struct ItemResult: Sendable {
+        enum Outcome: String, Sendable { case imported, notFound, failed, retryLater }
+        var item: Int
+        var outcome: Outcome
+        var detail: String
+    }
+
+    /// Imports one customer of a job.
+    struct OneCustomer: Sendable {
+        let database: StorageDatabase
+        let recomputer: StateRecomputer
+        let cache: CustomerStateCache
+        let appleAPI: AppleAPIAccess
+        let app: AppRuntime
+        let job: ImportJobRecord
+        let clock: @Sendable () -> Date
+
+        /// The environments to ask in, production first: the file's, or the app's of Apple's two.
+        func environments(_ customer: ImportCustomer) -> [Environment] {
+            if let named = customer.environment { return app.accepts(Environment(rawValue: named)) ? [Environment(rawValue: named)] : [] }
+            return [Environment.production, .sandbox].filter { app.config.allowedEnvironments.contains($0) }
+        }
+
+        /// Apple's answers that mean it does not know the id (in this environment).
+        static func isNotFound(_ error: AppStoreServerAPIError) -> Bool {
+            guard case .api(let code, _) = error.kind else { return false }
+            return [4_040_010, 4_040_005, 4_040_001, 4_000_006].contains(code)
+        }
+
+        func run(_ customer: ImportCustomer, item: Int) async throws -> ItemResult {
+            let now = clock().millisecondsSince1970
+            let environments = environments(customer)
+            var pulled = AppleAPIAccess.Pulled()
+            var covered: Set<String> = []
+            var unknown: [String] = []
+            for id in customer.transactionIds where !covered.contains(id) {
+                var found = false
+                for environment in environments {
+                    do {
+                        guard let client = try appleAPI.client(app: app, environment: environment, patience: .batch) else { break }
+                        let answer = try await appleAPI.fetch(client, app: app, transactionId: id, now: now, history: true)
+                        pulled.transactions += answer.transactions
+                        pulled.renewals += answer.renewals
+                        covered.formUnion(answer.transactions.map(\.transactionId))
+                        found = true
+                        break
+                    } catch let error as AppStoreServerAPIError {
+                        if Self.isNotFound(error) { continue }
+                        if error.isRetryable {
+                            return ItemResult(item: item, outcome: .retryLater, detail: "App Store Server API: \(error)")
+                        }
+                        return try await record(customer, item: item, outcome: .failed, detail: "App Store Server API: \(error)", now: now)
+                    } catch let error as CoreError {
+                        return try await record(customer, item: item, outcome: .failed, detail: error.description, now: now)
+                    }
+                }
+                if !found { unknown.append(id) }
+            }
+            guard !pulled.transactions.isEmpty else {
+                let names = environments.map(\.rawValue).joined(separator: " or ")
+                let detail =
+                    unknown.isEmpty
+                    ? "Apple's answer holds no transaction in the app's environments"
+                    : "Apple knows no transaction \(unknown.joined(separator: ", ")) in \(names.isEmpty ? "the app's environments" : names)"
+                return try await record(customer, item: item, outcome: .notFound, detail: detail, now: now)
+            }
+            do {
+                return try await store(pulled, customer: customer, item: item, unknown: unknown, now: now)
+            } catch let error as CoreError {
+                if case .storage = error { throw error }
+                return try await record(customer, item: item, outcome: .failed, detail: error.description, now: now)
+            }
+        }
+
+        /// Marks a customer done without importing anything.
+        func record(_ customer: ImportCustomer, item: Int, outcome: ItemResult.Outcome, detail: String, now: Int64) async throws
+            -> ItemResult
+        {
+            let record = ImportItemRecord(
+                jobId: job.id, item: item, outcome: outcome.rawValue, appUserId: customer.appUserId ?? "",
+                transactionIds: customer.transactionIds.joined(separator: " "), detail: detail, doneAt: now)
+            _ = try await database.writing { try await $0.recordImportItem(record) }
+            return ItemResult(item: item, outcome: outcome, detail: detail)
+        }
+
+        struct Written: Sendable {
+            var recomputed: [RecomputedCustomer]
+            var namesChanged: Bool
+            var detail: String
+        }
+
+        /// Stores what Apple said, links it to the customer, recomputes the owners and marks the customer done: one
+        /// transaction.
+        func store(_ pulled: AppleAPIAccess.Pulled, customer: ImportCustomer, item: Int, unknown: [String], now: Int64) async throws
+            -> ItemResult
+        {
+            let originals = Set(pulled.transactions.map(\.originalTransactionId)).sorted()
+            let tokens = FactCoding.accountTokens(pulled.transactions)
+            let (app, job, recomputer) = (self.app, self.job, self.recomputer)
+            let written = try await database.writing { session -> Written in
+                var owners: [String] = []
+                var namesChanged = false
+                var notes: [String] = []
+                if let name = customer.appUserId {
+                    let appUserId = try AppUserIds.validate(name, posting: true)
+                    let linked = try await PurchaseLinking.link(
+                        originalTransactionIds: originals, to: appUserId, app: app, session: session, now: now)
+                    owners = [linked.customerId] + linked.previousOwners.sorted()
+                    namesChanged = linked.merged
+                    for alias in customer.aliases {
+                        guard let alias = try? AppUserIds.validate(alias, posting: true) else { continue }
+                        if let other = try await session.customer(app: app.id, appUserId: alias) {
+                            if other.id != linked.customerId { notes.append("alias \(alias) names another customer: left alone") }
+                        } else if try await session.addAppUserId(app: app.id, appUserId: alias, customer: linked.customerId, at: now) {
+                            namesChanged = true
+                        }
+                    }
+                    if let token = customer.appAccountToken, token != appUserId.lowercased() {
+                        try await session.registerAccountToken(app: app.id, token: token, appUserId: appUserId, at: now)
+                    }
+                } else {
+                    // Unnamed: each original goes to the customer a notification would give it.
+                    namesChanged = true
+                    for original in originals {
+                        owners.append(
+                            try await NotificationOwner.resolve(
+                                session, app: app, appAccountToken: tokens[original], originalTransactionId: original, now: now))
+                    }
+                }
+                for transaction in pulled.transactions { try await session.insert(transaction) }
+                for renewal in pulled.renewals { try await session.insert(renewal) }
+                var recomputed: [RecomputedCustomer] = []
+                var seen: Set<String> = []
+                for owner in owners where seen.insert(owner).inserted {
+                    try await session.lockCustomer(id: owner)
+                    let before = job.emitEvents ? 0 : try await session.lastEventSeq(app: app.id, customer: owner)
+                    recomputed.append(try await recomputer.recompute(session, app: app, customerId: owner, now: now))
+                    if !job.emitEvents { try await session.withholdDeliveries(app: app.id, customer: owner, after: before) }
+                }
+                var detail = "\(pulled.transactions.count) transactions of \(originals.count) purchases"
+                if !unknown.isEmpty { detail += "; Apple knows no \(unknown.joined(separator: ", "))" }
+                if !notes.isEmpty { detail += "; " + notes.joined(separator: "; ") }
+                _ = try await session.recordImportItem(
+                    ImportItemRecord(
+                        jobId: job.id, item: item, outcome: ItemResult.Outcome.imported.rawValue, appUserId: customer.appUserId ?? "",
+                        transactionIds: customer.transactionIds.joined(separator: " "), detail: detail, doneAt: now))
+                return Written(recomputed: recomputed, namesChanged: namesChanged, detail: detail)
+            }
+            written.recomputed.forEach(recomputer.committed)
+            if written.namesChanged { cache.forgetCustomerIds(app: app.id) }
+            return ItemResult(item: item, outcome: .imported, detail: written.detail)
+        }
+    }
+}
