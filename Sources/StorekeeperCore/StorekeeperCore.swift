@@ -21,6 +21,8 @@ public struct StorekeeperCore: Sendable {
     public let reconciler: Reconciler
     /// Imports of existing customers from Apple.
     public let imports: CustomerImports
+    /// Runs the imports started over HTTP (one of `services`).
+    public let importWorker: ImportWorker
     public let analytics: AppAnalytics
     public let dashboardAccounts: DashboardAccounts
     public let inspection: CustomerInspection
@@ -124,6 +126,7 @@ public struct StorekeeperCore: Sendable {
             clock: clock)
         self.imports = CustomerImports(
             database: database, registry: apps, recomputer: recomputer, cache: cache, appleAPI: apple, logger: logger, clock: clock)
+        self.importWorker = ImportWorker(imports: imports, database: database, logger: logger)
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
         self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
         self.inspection = CustomerInspection(database: database, reads: customers)
@@ -151,7 +154,7 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// SQLite's checkpoints and watch for other processes' writes, the hourly summary's folding, the delivery worker, the refund answers' worker, then
+    /// SQLite's checkpoints and watch for other processes' writes, the hourly summary's folding, the delivery worker, the imports, the refund answers' worker, then
     /// reconciliation when it is on.
     public var services: [any Service] {
         var services: [any Service] = [DatabaseService(database: database)]
@@ -159,7 +162,7 @@ public struct StorekeeperCore: Sendable {
             services.append(CheckpointService(database: database, logger: logger))
             services.append(OtherProcessWatchService(watch: otherProcessWrites, database: database, logger: logger))
         }
-        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker]
+        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker, importWorker]
         if let interval = settings.refundAnswerInterval {
             var worker = refundAnswers
             worker.interval = interval

@@ -51,6 +51,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
         .addRoutes(experiments.adminRoutes)
         .addRoutes(refunds.adminRoutes)
         .addRoutes(retention.adminRoutes)
+        .addRoutes(ImportController(core: core).routes)
     // What an app reads and posts with its public key is signed (README "Answers the device can trust").
     let appGroup = router.group("/v1/apps/:appId").add(middleware: authenticator).group(context: CustomerContext.self)
     let customerGroup = router.group("/v1/customers").add(middleware: authenticator).group(context: CustomerContext.self)

@@ -52,7 +52,7 @@ struct ImportCommand: AsyncParsableCommand {
             let job = try await core.imports.prepare(
                 parsed, input: data, app: app, source: (file as NSString).lastPathComponent, emitEvents: emitEvents)
             let appRuntime = try await core.apps.app(id: app)
-            let perSecond = rate ?? CustomerImportsDefaults.applesRate(appRuntime)
+            let perSecond = rate.map { $0 > 0 ? $0 : nil } ?? CustomerImportsDefaults.applesRate(appRuntime)
             let progress = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
             let already = job.imported + job.notFound + job.failed
             print(
@@ -120,20 +120,9 @@ struct ImportCommand: AsyncParsableCommand {
             try? FileManager.default.removeItem(atPath: path)
             return
         }
-        var csv = "line,app_user_id,transaction_ids,outcome,reason\n"
-        for p in problems {
-            csv +=
-                [String(p.line), p.appUserId, p.transactionIds.joined(separator: " "), p.outcome, p.reason].map(Self.cell)
-                .joined(separator: ",") + "\n"
-        }
-        guard FileManager.default.createFile(atPath: path, contents: Data(csv.utf8)) else {
+        guard FileManager.default.createFile(atPath: path, contents: Data(ImportProblemCSV.text(problems).utf8)) else {
             throw UsageError(message: "cannot write \(path)")
         }
-    }
-
-    static func cell(_ text: String) -> String {
-        text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
-            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 }
 

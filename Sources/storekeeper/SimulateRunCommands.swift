@@ -202,7 +202,8 @@ struct SimulationSession {
             return 1
         }
         if let path = options.verifyAfter {
-            print("waiting for \(path) before comparing (import the customers, then create it)")
+            // Unbuffered: a script waits for this line.
+            FileHandle.standardOutput.write(Data("waiting for \(path) before comparing (import the customers, then create it)\n".utf8))
             while !FileManager.default.fileExists(atPath: path) { try await Task.sleep(for: .milliseconds(250)) }
         }
         let customers = try await verify()

@@ -1,8 +1,9 @@
-import AppStore
 import Crypto
 import Foundation
 import Hummingbird
 import Testing
+
+@testable import AppStore
 
 /// The App Store Server API client against a local fake that checks every request and its token, and answers with
 /// Apple's shapes (signed values replaced by JWS from a test chain the client's verifier trusts).
@@ -281,6 +282,16 @@ import Testing
             // The first try and three retries.
             #expect(log.all.filter { $0.path.hasSuffix("/always-busy") }.count == 4)
         }
+    }
+
+    @Test("Retry-After: Apple's UNIX time in milliseconds is a wait until then; a count of seconds is read too; nonsense is ignored")
+    func retryAfterReadsApplesMilliseconds() {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(AppStoreServerAPIClient.retryAfter("1800000002500", now: now) == .milliseconds(2500))
+        #expect(AppStoreServerAPIClient.retryAfter("1799999999000", now: now) == .zero)
+        #expect(AppStoreServerAPIClient.retryAfter("30", now: now) == .seconds(30))
+        #expect(AppStoreServerAPIClient.retryAfter("soon", now: now) == nil)
+        #expect(AppStoreServerAPIClient.retryAfter("-5", now: now) == nil)
     }
 
     @Test func tokenIsFreshAndBounded() throws {

@@ -239,6 +239,64 @@ struct ImportTests {
         #expect(problems[1].outcome == "failed" && problems[1].appUserId == "bea")
     }
 
+    @Test("over HTTP: the file is posted (202, the job), imported in the background, the job and its error file read back")
+    func overHTTP() async throws {
+        let store = SimulatedStore(StoreModel(app: EndToEndTests.simulatedApp(), ca: testCA, runId: 6, start: at(0)))
+        try await store.with { model in
+            for name in ["ann", "bob"] {
+                try model.addCustomer(name)
+                _ = try model.subscribe(name, product: "pro.monthly", offer: .none)
+            }
+        }
+        let ids = await store.with { $0.customerIds() }
+        let api = FakeServerAPI(store: store, bundleId: bundleId, publicKey: Self.signingKey.publicKey)
+        try await ReceiptAndReconciliationTests.withFakeAppleAPI(api.router(), key: Self.signingKey) { credentials in
+            let h = try await Harness.make(.sqlite, serverAPI: credentials, catalog: EndToEndTests.catalog)
+            try await h.test { client in
+                var csv = "app_user_id,transaction_id\n"
+                for customer in ids { csv += "\(customer.appUserId),\(customer.transactionIds[0])\n" }
+                csv += "zed,999999\nyan,abc\n"
+                var fields = headers(h.app.secretKey)
+                fields[.contentType] = "text/csv"
+                let path = "/v1/apps/\(h.app.appId)/imports"
+                let posted = try await client.execute(
+                    uri: path + "?rate=0&name=ids.csv", method: .post, headers: fields, body: ByteBuffer(string: csv))
+                #expect(posted.status == .accepted)
+                let job = try decode(ImportJobStatus.self, posted)
+                #expect(job.total == 3 && job.droppedLines == 1 && job.source == "ids.csv")
+                try await eventually("the import is done", seconds: 30) {
+                    let read = try await client.execute(uri: "\(path)/\(job.id)", method: .get, headers: headers(h.app.secretKey))
+                    return (try? decode(ImportJobStatus.self, read))?.status == "done"
+                }
+                let done = try decode(
+                    ImportJobStatus.self,
+                    try await client.execute(uri: "\(path)/\(job.id)", method: .get, headers: headers(h.app.secretKey)))
+                #expect(done.imported == 2 && done.notFound == 1 && done.failed == 0, "\(done)")
+                let problems = try await client.execute(uri: "\(path)/\(job.id)/problems", method: .get, headers: headers(h.app.secretKey))
+                let text = String(buffer: problems.body)
+                #expect(text.hasPrefix(ImportProblemCSV.header) && text.contains("zed,999999,notFound") && text.contains(",dropped,"))
+                let list = try await client.execute(uri: path, method: .get, headers: headers(h.app.secretKey))
+                #expect(String(buffer: list.body).contains(job.id))
+                let customer = try await client.execute(
+                    uri: TruthCheck.customerPath(ids[0].appUserId), method: .get, headers: headers(h.app.secretKey))
+                #expect(customer.status == .ok && String(buffer: customer.body).contains("pro.monthly"))
+
+                let again = try await client.execute(uri: path, method: .post, headers: fields, body: ByteBuffer(string: csv))
+                #expect(try decode(ImportJobStatus.self, again).id == job.id)
+                let bogus = try await client.execute(
+                    uri: path + "?format=excel", method: .post, headers: fields, body: ByteBuffer(string: csv))
+                #expect(bogus.status == .badRequest)
+                let empty = try await client.execute(
+                    uri: path, method: .post, headers: fields, body: ByteBuffer(string: "app_user_id,transaction_id\n"))
+                #expect(empty.status == .badRequest)
+                let missing = try await client.execute(uri: "\(path)/imp_nope", method: .get, headers: headers(h.app.secretKey))
+                #expect(missing.status == .notFound)
+                let publicKey = try await client.execute(uri: path, method: .get, headers: headers(h.app.publicKey))
+                #expect(publicKey.status == .forbidden)
+            }
+        }
+    }
+
     @Test("an app without App Store Server API credentials cannot import: a named error before anything starts")
     func noCredentials() async throws {
         let h = try await Harness.make(.sqlite)

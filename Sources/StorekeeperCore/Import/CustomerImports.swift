@@ -80,6 +80,13 @@ public struct CustomerImports: Sendable {
         public static func applesLimit(sandbox: Bool) -> Double { sandbox ? 5 : 50 }
     }
 
+    /// A run paced at Apple's documented limit for the job's app: production's when it allows production.
+    func applesPace(job id: String) async throws -> RunOptions {
+        guard let job = try await database.reading({ try await $0.importJob(id: id) }) else { throw CoreError.notFound("no import \(id)") }
+        let app = try await registry.app(id: job.appId)
+        return RunOptions(perSecond: RunOptions.applesLimit(sandbox: !app.config.allowedEnvironments.contains(.production)))
+    }
+
     /// Creates the job for a file, or finds the one made from the same input before (the same app, format, events
     /// choice and bytes), which a run then resumes.
     public func prepare(
@@ -170,7 +177,7 @@ public struct CustomerImports: Sendable {
         try await database.writing {
             try await $0.setImportJobStatus(id: id, status: "running", detail: nil, at: clock().millisecondsSince1970)
         }
-        let pacer = options.perSecond.map { SlotPacer(perSecond: $0) }
+        let pacer = options.perSecond.flatMap { $0 > 0 ? SlotPacer(perSecond: $0) : nil }
         let started = ContinuousClock.now
         var later: [ImportProblem] = []
         var doneThisRun = 0

@@ -54,6 +54,7 @@ extension OpenAPIDocument {
         for (path, item) in experimentPaths { all[path] = item }
         for (path, item) in refundPaths { all[path] = item }
         for (path, item) in retentionPaths { all[path] = item }
+        for (path, item) in importPaths { all[path] = item }
         return all
     }
 

@@ -1,0 +1,22 @@
+import Foundation
+
+/// The error file of an import: one line per customer not imported and per line of the file left out.
+public enum ImportProblemCSV {
+    public static let header = "line,app_user_id,transaction_ids,outcome,reason"
+
+    public static func text(_ problems: [ImportProblem]) -> String {
+        var csv = header + "\n"
+        for p in problems {
+            csv +=
+                [String(p.line), p.appUserId, p.transactionIds.joined(separator: " "), p.outcome, p.reason].map(cell)
+                .joined(separator: ",") + "\n"
+        }
+        return csv
+    }
+
+    /// A cell quoted when it holds a comma, a quote or a line break.
+    static func cell(_ text: String) -> String {
+        text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
+            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
+    }
+}
