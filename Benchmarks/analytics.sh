@@ -12,6 +12,8 @@
 # Each subscription has 1 to 19 monthly periods (10 on average: 1,000,000 subscriptions are 10,000,000 ledger rows);
 # half begin with a free trial; starts are spread over the two years before now.
 set -euo pipefail
+# The simulator checks metrics at its own rates: no server fetches the ECB's.
+export STOREKEEPER_RATES_URL=off
 cd "$(dirname "$0")/.."
 root=$(pwd)
 databases=${DATABASES:-"postgres sqlite"}

@@ -13,6 +13,9 @@ load() {
     THREADS=$threads wrk -t"$threads" -c"$connections" "$@"
 }
 
+# The benchmarks' servers fetch no exchange rates: a fetch mid-run would be work the measure does not mean.
+export STOREKEEPER_RATES_URL=off
+
 start_server() {  # $1 database url, $2 log; sets pid and port
     (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
     pid=$!

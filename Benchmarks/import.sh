@@ -7,6 +7,8 @@
 #
 #   Benchmarks/import.sh [customers=10000] [days=365] [formats="plain revenuecat apphud"] [configuration=release]
 set -euo pipefail
+# The simulator checks metrics at its own rates: no server fetches the ECB's.
+export STOREKEEPER_RATES_URL=off
 customers=${1:-10000}
 days=${2:-365}
 formats=${3:-plain revenuecat apphud}

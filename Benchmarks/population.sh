@@ -6,6 +6,8 @@
 #   [CONCURRENCY=N] Benchmarks/population.sh [customers=2000] [days=365] [configuration=release]
 # CONCURRENCY: the simulator's --concurrency (connections at once, each customer's notifications in order; default 1).
 set -euo pipefail
+# The simulator checks metrics at its own rates: no server fetches the ECB's.
+export STOREKEEPER_RATES_URL=off
 customers=${1:-2000}
 days=${2:-365}
 configuration=${3:-release}

@@ -110,25 +110,141 @@ public enum ExchangeRateCSV {
     static func trim(_ cell: Substring) -> String { cell.trimmingCharacters(in: .whitespaces) }
 }
 
+/// Where a stored rate came from.
+public enum RateSource: String, Sendable, Codable {
+    /// A file or the API (`storekeeper rates import`, `PUT /v1/rates`).
+    case `import`
+    /// The built-in daily fetch (`STOREKEEPER_RATES_URL`).
+    case feed
+    /// The bundled table (`FallbackRates`): any other source of a currency replaces it.
+    case fallback
+}
+
+/// The rates feed's last attempts.
+public struct RateFeedRecord: Sendable, Hashable {
+    public var url: String
+    public var attemptedAt: Int64
+    public var succeededAt: Int64?
+    public var latestDay: CalendarDay?
+    public var error: String?
+
+    public init(url: String, attemptedAt: Int64, succeededAt: Int64?, latestDay: CalendarDay?, error: String?) {
+        self.url = url
+        self.attemptedAt = attemptedAt
+        self.succeededAt = succeededAt
+        self.latestDay = latestDay
+        self.error = error
+    }
+}
+
+/// What the stored rates are, for people reading the numbers: the newest day, and whether the newest rates are the
+/// bundled fallback's.
+public struct RatesStanding: Sendable, Hashable, Codable {
+    public var latestDay: String?
+    /// How many currencies are converted at the bundled fallback (no other source gave them a rate).
+    public var fallbackCurrencies: Int
+    public var currencies: Int
+}
+
 extension StorageSession {
-    /// Stores rates (a rate already stored for a currency and day is replaced), then converts the ledger rows of those
-    /// currencies again. Returns how many rates were stored.
+    /// Stores rates (a rate already stored for a currency and day is replaced; a currency's fallback rates go once any
+    /// other source gives it one), then converts the ledger rows of those currencies again. Returns how many rates
+    /// were stored.
     @discardableResult
-    public func importRates(_ rates: [ExchangeRate]) async throws -> Int {
+    public func importRates(_ rates: [ExchangeRate], source: RateSource = .import) async throws -> Int {
+        let currencies = Array(Set(rates.map(\.currency))).sorted()
+        if source != .fallback, !currencies.isEmpty {
+            try await sql.raw(
+                "DELETE FROM exchange_rates WHERE source = 'fallback' AND currency IN \(SQLGroupExpression(currencies.map { SQLBind($0) }))"
+            ).run()
+        }
         var start = rates.startIndex
         while start < rates.endIndex {
-            let slice = rates[start..<min(start + 5000, rates.endIndex)]
+            let slice = rates[start..<min(start + 2000, rates.endIndex)]
+            let values = slice.map {
+                SQLGroupExpression([SQLBind($0.currency), SQLBind($0.day.daysSinceEpoch), SQLBind($0.usdPerUnit), SQLBind(source.rawValue)])
+            }
             try await sql.raw(
                 """
-                INSERT INTO exchange_rates (currency, day, usd_per_unit)
-                VALUES \(SQLList(slice.map { SQLGroupExpression([SQLBind($0.currency), SQLBind($0.day.daysSinceEpoch), SQLBind($0.usdPerUnit)]) }))
-                ON CONFLICT (currency, day) DO UPDATE SET usd_per_unit = excluded.usd_per_unit
+                INSERT INTO exchange_rates (currency, day, usd_per_unit, source)
+                VALUES \(SQLList(values))
+                ON CONFLICT (currency, day) DO UPDATE SET usd_per_unit = excluded.usd_per_unit, source = excluded.source
                 """
             ).run()
             start = slice.endIndex
         }
-        try await convertLedgerToUSD(currencies: Array(Set(rates.map(\.currency))).sorted())
+        try await convertLedgerToUSD(currencies: currencies)
         return rates.count
+    }
+
+    /// Stores the bundled fallback's rates of the currencies that have none at all. Returns how many.
+    @discardableResult
+    public func loadFallbackRates(_ rates: [ExchangeRate] = FallbackRates.rates) async throws -> Int {
+        let known = Set(
+            try await sql.raw("SELECT DISTINCT currency FROM exchange_rates").all().map {
+                try $0.decode(column: "currency", as: String.self)
+            })
+        let missing = rates.filter { !known.contains($0.currency) }
+        guard !missing.isEmpty else { return 0 }
+        return try await importRates(missing, source: .fallback)
+    }
+
+    /// Of `rates`, those not stored already with the same value from a source other than the fallback: what a feed
+    /// brings that is new, so that a day's fetch converts nothing again when nothing changed.
+    public func newRates(_ rates: [ExchangeRate]) async throws -> [ExchangeRate] {
+        guard let first = rates.map(\.day.daysSinceEpoch).min(), let last = rates.map(\.day.daysSinceEpoch).max() else { return [] }
+        var stored: [ExchangeRate.Key: Double] = [:]
+        for row in try await sql.raw(
+            """
+            SELECT currency, day, usd_per_unit FROM exchange_rates
+            WHERE day >= \(bind: first) AND day <= \(bind: last) AND source <> 'fallback'
+            """
+        ).all() {
+            let key = ExchangeRate.Key(
+                currency: try row.decode(column: "currency", as: String.self),
+                day: CalendarDay(daysSinceEpoch: try row.decode(column: "day", as: Int64.self)))
+            stored[key] = try row.decode(column: "usd_per_unit", as: Double.self)
+        }
+        return rates.filter { stored[$0.key] != $0.usdPerUnit }
+    }
+
+    /// The newest day of a stored rate, and how many currencies only the fallback converts.
+    public func ratesStanding() async throws -> RatesStanding {
+        let row = try await sql.raw(
+            """
+            SELECT MAX(day) AS latest, COUNT(DISTINCT currency) AS currencies,
+                COUNT(DISTINCT CASE WHEN source = 'fallback' THEN currency END) AS fallback
+            FROM exchange_rates
+            """
+        ).first()
+        let latest = try row?.decode(column: "latest", as: Int64?.self)
+        return RatesStanding(
+            latestDay: latest.map { CalendarDay(daysSinceEpoch: $0).description },
+            fallbackCurrencies: try row?.decode(column: "fallback", as: Int.self) ?? 0,
+            currencies: try row?.decode(column: "currencies", as: Int.self) ?? 0)
+    }
+
+    public func recordRateFeed(_ record: RateFeedRecord) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO rate_feed (url, attempted_at, succeeded_at, latest_day, error)
+            VALUES (\(bind: record.url), \(bind: record.attemptedAt), \(bind: record.succeededAt),
+                \(bind: record.latestDay?.daysSinceEpoch), \(bind: record.error))
+            ON CONFLICT (url) DO UPDATE SET attempted_at = excluded.attempted_at,
+                succeeded_at = COALESCE(excluded.succeeded_at, rate_feed.succeeded_at),
+                latest_day = COALESCE(excluded.latest_day, rate_feed.latest_day), error = excluded.error
+            """
+        ).run()
+    }
+
+    public func rateFeed(url: String) async throws -> RateFeedRecord? {
+        try await sql.raw("SELECT * FROM rate_feed WHERE url = \(bind: url)").first().map { row in
+            RateFeedRecord(
+                url: try row.decode(column: "url", as: String.self), attemptedAt: try row.decode(column: "attempted_at", as: Int64.self),
+                succeededAt: try row.decode(column: "succeeded_at", as: Int64?.self),
+                latestDay: try row.decode(column: "latest_day", as: Int64?.self).map(CalendarDay.init(daysSinceEpoch:)),
+                error: try row.decode(column: "error", as: String?.self))
+        }
     }
 
     /// How many rates are stored per currency, with the first and last day.

@@ -181,14 +181,15 @@ extension StorageSession {
     }
 
     /// A row's VALUES: what it stores, its purchase's day, and its USD rate with the rate's day, 1 and none for USD,
-    /// looked up in `exchange_rates` for another currency (none without a rate), and none without a currency.
+    /// looked up in `exchange_rates` for another currency as `LedgerColumns.latestRate` does (none without a rate), and
+    /// none without a currency.
     static func values(_ e: LedgerEntry) -> SQLGroupExpression {
         // `LedgerColumns.latestRate` with its currency and day bound (the currency comes from Apple's signed data).
         func latest(_ column: String, _ currency: String) -> any SQLExpression {
             SQLQueryString(
                 """
-                (SELECT r.\(unsafeRaw: column) FROM exchange_rates r WHERE r.currency = \(bind: currency) AND r.day <= \(bind: e.purchaseDay)
-                ORDER BY r.day DESC LIMIT 1)
+                COALESCE((SELECT r.\(unsafeRaw: column) FROM exchange_rates r WHERE r.currency = \(bind: currency) AND r.day <= \(bind: e.purchaseDay)
+                ORDER BY r.day DESC LIMIT 1), (SELECT r.\(unsafeRaw: column) FROM exchange_rates r WHERE r.currency = \(bind: currency) ORDER BY r.day LIMIT 1))
                 """)
         }
         let rate: [any SQLExpression] =
@@ -376,10 +377,12 @@ enum LedgerColumns {
     static func changesOutsideSums(from old: [LedgerValue?], to new: [LedgerValue?]) -> Bool {
         sumsIndices.allSatisfy { old[$0] == new[$0] }
     }
-    /// A scalar subquery: the latest stored rate's `column` (`usd_per_unit` or `day`) for the currency `currency` on or
-    /// before the day `day` (both SQL expressions), NULL without one.
+    /// A scalar expression: the `column` (`usd_per_unit` or `day`) of the rate a purchase of the day `day` in the
+    /// currency `currency` (both SQL expressions) converts with: the latest stored on or before that day, else the
+    /// currency's first stored rate (a purchase older than every rate); NULL for a currency without any.
     static func latestRate(_ column: String, currency: String, day: String) -> String {
-        "(SELECT r.\(column) FROM exchange_rates r WHERE r.currency = \(currency) AND r.day <= \(day) ORDER BY r.day DESC LIMIT 1)"
+        "COALESCE((SELECT r.\(column) FROM exchange_rates r WHERE r.currency = \(currency) AND r.day <= \(day) ORDER BY r.day DESC LIMIT 1), "
+            + "(SELECT r.\(column) FROM exchange_rates r WHERE r.currency = \(currency) ORDER BY r.day LIMIT 1))"
     }
     /// A scalar subquery: the rows of the customer `$1` as one JSON array of arrays of `stored` (in order, read back by
     /// `StoredLedgerRow`), so that they come back as one value rather than a row each.

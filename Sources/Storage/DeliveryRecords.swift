@@ -201,12 +201,16 @@ extension StorageSession {
         ).all().count
     }
 
-    /// The latest stored USD rate of a currency on or before a day (days since 1970), with the rate's own day, if any:
-    /// the rate the ledger converts a purchase of that day with.
+    /// The USD rate the ledger converts a purchase of a day (days since 1970) with, with the rate's own day, if any: the
+    /// latest stored on or before it, else the currency's first (a purchase older than every stored rate).
     public func usdRate(currency: String, onOrBefore day: Int64) async throws -> (rate: Double, day: Int64)? {
-        try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
+        var row = try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
             .where("day", .lessThanOrEqual, day).orderBy("day", .descending).limit(1).first()
-            .map { (try $0.decode(column: "usd_per_unit", as: Double.self), try $0.decode(column: "day", as: Int64.self)) }
+        if row == nil {
+            row = try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
+                .orderBy("day", .ascending).limit(1).first()
+        }
+        return try row.map { (try $0.decode(column: "usd_per_unit", as: Double.self), try $0.decode(column: "day", as: Int64.self)) }
     }
 
     /// The USD rate the ledger converted each of these purchases with (rows that have one), by environment and

@@ -525,5 +525,17 @@ public enum Schema {
                 .primaryKey("job_id", "item")
                 .run()
         },
+        // Where each exchange rate came from (`import`: a file or the API; `feed`: the built-in daily fetch; `fallback`:
+        // the bundled table, replaced for a currency by any other source), and the feed's last attempts.
+        Migration(version: 19, name: "exchange rates' sources, and the rates feed") { db in
+            try await db.raw("ALTER TABLE exchange_rates ADD COLUMN source TEXT NOT NULL DEFAULT 'import'").run()
+            try await db.create(table: "rate_feed")
+                .column("url", type: .text, .primaryKey(autoIncrement: false))
+                .column("attempted_at", type: .bigint, .notNull)
+                .column("succeeded_at", type: .bigint)
+                .column("latest_day", type: .bigint)
+                .column("error", type: .text)
+                .run()
+        },
     ]
 }

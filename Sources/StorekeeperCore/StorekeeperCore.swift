@@ -23,6 +23,8 @@ public struct StorekeeperCore: Sendable {
     public let imports: CustomerImports
     /// Runs the imports started over HTTP (one of `services`).
     public let importWorker: ImportWorker
+    /// The exchange-rate feed (`ratesURL`); nil when it is off or there is no HTTP client.
+    public let ratesFeed: RatesFeed?
     public let analytics: AppAnalytics
     public let dashboardAccounts: DashboardAccounts
     public let inspection: CustomerInspection
@@ -48,6 +50,11 @@ public struct StorekeeperCore: Sendable {
     public let logger: Logger
     /// The server's clock (tests set it).
     public let clock: @Sendable () -> Date
+
+    /// A feed of the exchange rates at `url` on this core's database (the configured one is `ratesFeed`).
+    public func ratesFeed(url: String, httpClient: HTTPClient = .shared) -> RatesFeed {
+        RatesFeed(database: database, url: url, httpClient: httpClient, metrics: metrics, logger: logger, clock: clock)
+    }
 
     /// Server time, ms since 1970.
     public var now: Int64 { clock().millisecondsSince1970 }
@@ -127,6 +134,11 @@ public struct StorekeeperCore: Sendable {
         self.imports = CustomerImports(
             database: database, registry: apps, recomputer: recomputer, cache: cache, appleAPI: apple, logger: logger, clock: clock)
         self.importWorker = ImportWorker(imports: imports, database: database, logger: logger)
+        if let url = settings.ratesURL, let httpClient {
+            self.ratesFeed = RatesFeed(database: database, url: url, httpClient: httpClient, metrics: metrics, logger: logger, clock: clock)
+        } else {
+            self.ratesFeed = nil
+        }
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
         self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
         self.inspection = CustomerInspection(database: database, reads: customers)
@@ -154,7 +166,8 @@ public struct StorekeeperCore: Sendable {
     }
 
     /// The services that run beside the HTTP server, in start order: the database's orderly close (it stops last),
-    /// SQLite's checkpoints and watch for other processes' writes, the hourly summary's folding, the delivery worker, the imports, the refund answers' worker, then
+    /// SQLite's checkpoints and watch for other processes' writes, the hourly summary's folding, the delivery worker, the imports, the exchange rates (fallback and feed), the
+    /// refund answers' worker, then
     /// reconciliation when it is on.
     public var services: [any Service] {
         var services: [any Service] = [DatabaseService(database: database)]
@@ -162,7 +175,10 @@ public struct StorekeeperCore: Sendable {
             services.append(CheckpointService(database: database, logger: logger))
             services.append(OtherProcessWatchService(watch: otherProcessWrites, database: database, logger: logger))
         }
-        services += [LedgerSummaryFolder(database: database, logger: logger), deliveryWorker, importWorker]
+        services += [
+            LedgerSummaryFolder(database: database, logger: logger), deliveryWorker, importWorker,
+            RatesFeedService(database: database, feed: ratesFeed, logger: logger),
+        ]
         if let interval = settings.refundAnswerInterval {
             var worker = refundAnswers
             worker.interval = interval

@@ -107,6 +107,7 @@ struct SDKRig: Sendable {
     static func run(policy: AppConfiguration.TransferPolicy = .transfer, _ body: @Sendable (SDKRig) async throws -> Void) async throws {
         let clock = ServerClock(sdkStart)
         var settings = CoreSettings()
+        settings.ratesURL = nil  // no fetch from the ECB in tests: the rates are the tests' own
         settings.database = try await TestDatabase.sqlite.fresh()
         settings.migrate = true
         settings.reconcileInterval = nil

@@ -81,6 +81,7 @@ struct Harness: Sendable {
         logger given: Logger? = nil
     ) async throws -> StorekeeperCore {
         var settings = CoreSettings()
+        settings.ratesURL = nil  // no fetch from the ECB in tests: the rates are the tests' own
         settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil

@@ -37,6 +37,39 @@ public struct AppAnalytics: Sendable {
         try await database.writing(deadline: StorageDatabase.maintenanceDeadline) { try await $0.rebuildLedgerSummary(appId: app.id) }
     }
 
+    /// Where the exchange rates come from and how current they are, in a sentence for the people reading the numbers.
+    /// `feedURL` is the configured feed (nil: none).
+    public func ratesNote(feedURL: String?) async throws -> String {
+        let standing = try await database.reading { try await $0.ratesStanding() }
+        var feed: RateFeedRecord?
+        if let feedURL { feed = try await database.reading { try await $0.rateFeed(url: feedURL) } }
+        var feedText = ""
+        if let feedURL {
+            if let feed, let error = feed.error {
+                feedText = " The last fetch of \(feedURL) failed (\(error)); it is retried."
+            } else if let feed, let succeeded = feed.succeededAt {
+                feedText = " Fetched from \(feedURL) on \(CalendarDay(containing: succeeded)); fetched again every day."
+            } else {
+                feedText = " The feed \(feedURL) has not answered yet."
+            }
+        } else {
+            feedText = " No feed is configured (STOREKEEPER_RATES_URL): load rates with storekeeper rates import or PUT /v1/rates."
+        }
+        guard let latest = standing.latestDay, standing.currencies > 0 else {
+            return "No exchange rates are loaded: sales in other currencies than USD are left out of the USD figures." + feedText
+        }
+        if standing.fallbackCurrencies == standing.currencies {
+            return "Exchange rates to USD: the bundled fallback, the ECB's reference rates of \(FallbackRates.day) (no other source "
+                + "has given any)." + feedText
+        }
+        var text = "Exchange rates to USD: the latest of \(latest)."
+        if standing.fallbackCurrencies > 0 {
+            text +=
+                " \(standing.fallbackCurrencies) of \(standing.currencies) currencies are still at the bundled fallback of \(FallbackRates.day)."
+        }
+        return text + feedText
+    }
+
     public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
         try await database.reading { try await $0.rateCoverage() }
     }

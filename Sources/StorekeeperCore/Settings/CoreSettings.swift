@@ -1,4 +1,5 @@
 import Configuration
+import Foundation
 import Logging
 import Storage
 
@@ -32,6 +33,7 @@ public struct CoreSettings: Sendable {
         public static let signingKeyFile = "storekeeper.signing.key.file"
         public static let signingRotation = "storekeeper.signing.rotation"
         public static let responseSigning = "storekeeper.response.signing"
+        public static let ratesURL = "storekeeper.rates.url"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -66,6 +68,10 @@ public struct CoreSettings: Sendable {
     /// Whether the customer API's answers are signed (README "Answers the device can trust"). Off only to measure
     /// what signing costs: an app in `enforced` mode refuses unsigned answers.
     public var responseSigning = true
+
+    /// Where the exchange rates are fetched from every day (`STOREKEEPER_RATES_URL`): the ECB's reference rates of the
+    /// last 90 days, in its XML layout; nil (an empty value, or `off`) fetches nothing.
+    public var ratesURL: String? = RatesFeed.ecb90Days
 
     /// The defaults.
     public init() {}
@@ -105,6 +111,17 @@ public struct CoreSettings: Sendable {
             signingRotation = .seconds(seconds)
         }
         responseSigning = try Self.flag(reader, Key.responseSigning, default: responseSigning)
+        if let url = reader.string(forKey: ConfigKey(Key.ratesURL)) {
+            let trimmed = url.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed == "off" {
+                ratesURL = nil
+            } else {
+                guard let parsed = URL(string: trimmed), ["http", "https"].contains(parsed.scheme), parsed.host != nil else {
+                    throw SettingError(key: Key.ratesURL, "an http(s) URL, empty or off, not '\(url)'")
+                }
+                ratesURL = trimmed
+            }
+        }
     }
 
     /// A whole number of seconds ≥ 0, if the key is set.

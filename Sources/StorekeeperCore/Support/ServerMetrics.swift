@@ -43,6 +43,12 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// A fetch of the exchange-rate feed (`ok`, `error`), and the day of the newest rate stored (days since 1970).
+    func ratesFetch(result: String, latestDay: Int64?) {
+        Counter(label: "storekeeper_rates_fetches_total", dimensions: [("result", result)], factory: factory).increment()
+        if let latestDay { Gauge(label: "storekeeper_rates_latest_day", factory: factory).record(latestDay) }
+    }
+
     func reconciliation(_ what: String, count: Int) {
         Counter(label: "storekeeper_reconciled_total", dimensions: [("what", what)], factory: factory).increment(by: count)
     }

@@ -248,7 +248,10 @@ struct DashboardController {
         }
         let page = OverviewPage(
             title: app.config.bundleId, bundleId: app.config.bundleId, chrome: chrome, cards: cards, charts: charts, warnings: warnings,
-            notes: overview.notes + ["Other metrics: " + Metric.allCases.map(\.rawValue).joined(separator: ", ") + "."])
+            notes: overview.notes + [
+                try await core.analytics.ratesNote(feedURL: core.settings.ratesURL),
+                "Other metrics: " + Metric.allCases.map(\.rawValue).joined(separator: ", ") + ".",
+            ])
         return DashboardRender.page("overview", page)
     }
 
