@@ -55,6 +55,8 @@ let package = Package(
         // The OpenAPI document as a typed value (without external loading, which only slows the build), and its YAML.
         .package(url: "https://github.com/mattpolzin/OpenAPIKit.git", from: "6.4.0", traits: []),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        // gzip for `storekeeper export`'s files (zlib).
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         // Apple's payload models, enumerations, `Timestamp` and their decoding: Foundation only, so that apps link it.
@@ -175,6 +177,7 @@ let package = Package(
                 // The dashboard's password hashes (a C bcrypt and its Swift face; no HTTP in it), off the async pool.
                 .server("HummingbirdBcrypt", "hummingbird-auth"),
                 .server("NIOPosix", "swift-nio"),
+                .server("CompressNIO", "compress-nio"),
             ]
         ),
         // HTTP only: routes, authentication middleware and contexts, the error mapping, the OpenAPI document.
@@ -280,6 +283,8 @@ let package = Package(
                 .server("Yams", "Yams"),
                 .server("SQLKit", "sql-kit"),
                 .server("Configuration", "swift-configuration"),
+                // To read `storekeeper export`'s gzip files back.
+                .server("CompressNIO", "compress-nio"),
             ],
             resources: [.copy("Fixtures")]
         ),

@@ -537,5 +537,10 @@ public enum Schema {
                 .column("error", type: .text)
                 .run()
         },
+        // The export views: a documented, stable read-only surface for SQL users (docs/export.md, schema version 1),
+        // changed only with a new version.
+        Migration(version: 20, name: "the export views, version 1") { db in
+            for view in ExportViews.views { try await db.raw("CREATE VIEW \(unsafeRaw: view.name) AS \(unsafeRaw: view.select)").run() }
+        },
     ]
 }

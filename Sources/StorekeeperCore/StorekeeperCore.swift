@@ -21,6 +21,8 @@ public struct StorekeeperCore: Sendable {
     public let reconciler: Reconciler
     /// Imports of existing customers from Apple.
     public let imports: CustomerImports
+    /// The export views written as files.
+    public var export: DataExport { DataExport(database: database) }
     /// Runs the imports started over HTTP (one of `services`).
     public let importWorker: ImportWorker
     /// The exchange-rate feed (`ratesURL`); nil when it is off or there is no HTTP client.

@@ -9,7 +9,7 @@ struct Storekeeper: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AppsCommand.self, ReconcileCommand.self, SimulateCommand.self, VerifyCommand.self,
             EntitlementsCommand.self, ExperimentCommand.self, RatesCommand.self, AnalyticsCommand.self, UsersCommand.self,
-            KeysCommand.self, RetentionCommand.self, ImportCommand.self,
+            KeysCommand.self, RetentionCommand.self, ImportCommand.self, ExportCommand.self, SQLRoleCommand.self,
         ]
     )
 

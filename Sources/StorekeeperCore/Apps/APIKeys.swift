@@ -49,7 +49,7 @@ public enum APIKeys {
     }
 
     /// URL-safe random text without `_` (the separator).
-    static func randomToken(bytes: Int) -> String {
+    public static func randomToken(bytes: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
         // 62 symbols: 6 bits of entropy per 8 would bias; draw uniformly per symbol instead.

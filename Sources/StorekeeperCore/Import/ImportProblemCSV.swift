@@ -15,7 +15,7 @@ public enum ImportProblemCSV {
     }
 
     /// A cell quoted when it holds a comma, a quote or a line break.
-    static func cell(_ text: String) -> String {
+    public static func cell(_ text: String) -> String {
         text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
             ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }

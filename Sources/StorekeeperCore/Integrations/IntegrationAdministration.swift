@@ -352,7 +352,7 @@ public struct IntegrationAdministration: Sendable {
             guard let url = field.secret ? secrets[field.name] : readable[field.name] else { continue }
             do {
                 try await sender.transport.policy.check(url)
-            } catch let error as IntegrationError where error.code == .forbiddenAddress {
+            } catch  where error.code == .forbiddenAddress {
                 throw CoreError.invalidInput(field: "config.\(field.name)", error.message)
             } catch {
                 continue
