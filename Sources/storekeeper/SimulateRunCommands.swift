@@ -7,6 +7,7 @@ import AsyncHTTPClient
 import Entitlements
 import Foundation
 import Hummingbird
+import NIOConcurrencyHelpers
 import NIOCore
 import StorekeeperCore
 import Synchronization
@@ -107,6 +108,8 @@ struct SimulationSession {
     let store: SimulatedStore
     /// When the run began, on the store's clock.
     let start: Int64
+    /// What the app's metrics were before the run (other runs' customers), with a secret key to read them.
+    let baseline = NIOLockedValueBox<MetricsBaseline?>(nil)
 
     static var wallClock: Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
@@ -154,6 +157,7 @@ struct SimulationSession {
     /// Runs `body` with the fake Server API listening when --api-port is given, then keeps serving until Ctrl-C (with
     /// --verify-after, the comparison ends it).
     func withAPI(_ body: () async throws -> Int32) async throws -> Int32 {
+        try await captureBaseline()
         guard let port = options.apiPort else { return try await body() }
         let api = FakeServerAPI(store: store, bundleId: app.bundleId, webhook: Webhook.http(options.webhook))
         let application = Application(router: api.router(), configuration: .init(address: .hostname("127.0.0.1", port: port)))
@@ -223,7 +227,20 @@ struct SimulationSession {
         }
         let appId = parts[appsIndex + 1]
         try await player.advance(to: Self.wallClock)
-        let expected = await store.with { $0.expectedMetrics() }
+        // This run's customers, added to what the app had before it: the run knows only its own.
+        let before = baseline.withLockedValue { $0 } ?? MetricsBaseline()
+        var expected = await store.with { $0.expectedMetrics() }
+        expected.activeSubscriptions += before.activeSubscriptions
+        expected.activeTrials += before.activeTrials
+        expected.mrr += before.mrr
+        expected.netRevenue += before.netRevenue
+        print(
+            before.isEmpty
+                ? "metrics: the app had no customers before this run; compared with this run's ground truth"
+                : String(
+                    format:
+                        "metrics: compared with this run's ground truth added to what the app had before it (active %d, trials %d, MRR %.2f USD, net revenue %.2f USD)",
+                    before.activeSubscriptions, before.activeTrials, before.mrr, before.netRevenue))
         let environment = app.environment.rawValue
         let overview = try JSONDecoder().decode(
             MetricsOverview.self, from: try await get("/v1/apps/\(appId)/metrics/overview?environment=\(environment)", key: key))
@@ -242,12 +259,7 @@ struct SimulationSession {
         if abs(overview.mrr - expected.mrr) >= 0.01 + 0.0005 * Double(expected.activeSubscriptions) {
             mismatches.append(String(format: "MRR: server %.2f, simulator %.2f", overview.mrr, expected.mrr))
         }
-        let from = CalendarDay(containing: start - 86_400_000).description
-        let to = CalendarDay(containing: Self.wallClock + 2 * 86_400_000).description
-        let revenue = try JSONDecoder().decode(
-            RevenuePoints.self,
-            from: try await get(
-                "/v1/apps/\(appId)/metrics/revenue?environment=\(environment)&interval=month&from=\(from)&to=\(to)", key: key))
+        let revenue = try await revenuePoints(appId: appId, key: key)
         let net = revenue.points.reduce(0) { $0 + $1.net }
         if abs(net - expected.netRevenue) >= 0.01 * Double(revenue.points.count) + 0.01 {
             mismatches.append(String(format: "net revenue: server %.2f, simulator %.2f", net, expected.netRevenue))
@@ -258,6 +270,32 @@ struct SimulationSession {
                 format: "verified metrics against %@: %d mismatches (active %d, trials %d, MRR %.2f USD, net revenue %.2f USD)",
                 options.serverBase, mismatches.count, overview.activeSubscriptions, overview.activeTrials, overview.mrr, net))
         return mismatches.count
+    }
+
+    /// The app's monthly net revenue over the run's span (and the days around it).
+    func revenuePoints(appId: String, key: String) async throws -> RevenuePoints {
+        let from = CalendarDay(containing: start - 86_400_000).description
+        let to = CalendarDay(containing: Self.wallClock + 2 * 86_400_000).description
+        return try JSONDecoder().decode(
+            RevenuePoints.self,
+            from: try await get(
+                "/v1/apps/\(appId)/metrics/revenue?environment=\(app.environment.rawValue)&interval=month&from=\(from)&to=\(to)", key: key))
+    }
+
+    /// With a secret key: the app's metrics before the run, so that a run against an app that already has customers
+    /// (an earlier scenario's) compares only what it adds.
+    func captureBaseline() async throws {
+        guard let key = options.verifyWith, key.hasPrefix("sk_") else { return }
+        let parts = URL(string: options.webhook)?.pathComponents ?? []
+        guard let appsIndex = parts.firstIndex(of: "apps"), appsIndex + 1 < parts.count else { return }
+        let appId = parts[appsIndex + 1]
+        let overview = try JSONDecoder().decode(
+            MetricsOverview.self,
+            from: try await get("/v1/apps/\(appId)/metrics/overview?environment=\(app.environment.rawValue)", key: key))
+        let net = try await revenuePoints(appId: appId, key: key).points.reduce(0) { $0 + $1.net }
+        let captured = MetricsBaseline(
+            activeSubscriptions: overview.activeSubscriptions, activeTrials: overview.activeTrials, mrr: overview.mrr, netRevenue: net)
+        baseline.withLockedValue { $0 = captured }
     }
 
     struct RevenuePoints: Decodable {
@@ -504,4 +542,14 @@ extension SimulateCommand {
             print(String(decoding: try encoder.encode(SimulatedApp.defaultCatalog), as: UTF8.self))
         }
     }
+}
+
+/// An app's metrics before a simulated run.
+struct MetricsBaseline: Sendable {
+    var activeSubscriptions = 0
+    var activeTrials = 0
+    var mrr = 0.0
+    var netRevenue = 0.0
+
+    var isEmpty: Bool { activeSubscriptions == 0 && activeTrials == 0 && abs(mrr) < 0.005 && abs(netRevenue) < 0.005 }
 }
