@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The dashboard in a real Chromium: Debian's chromium and chromium-driver (installed here when missing), Selenium from
 # PyPI (pinned), against the live server on a fresh SQLite database holding a simulated population. Any failure fails
-# the run. The overview's screenshot is saved as .build/dashboard-overview.png.
+# the run. The overview's screenshot (a fresh install whose rates loaded by themselves) is saved as
+# .build/dashboard-overview.png.
 # Usage: .ci/browser.sh [path to the storekeeper binary]   (default: .build/debug/storekeeper)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +27,18 @@ app=$(field app.json appId); secret=$(field app.json secretKey)
 email=browser@example.com
 password="browser-test-$(python3 -c 'import secrets; print(secrets.token_hex(8))')"
 echo "$password" | "$bin" users create --database-url "$db" --email "$email" --apps "$app" --password-stdin > /dev/null
-"$bin" simulate rates > rates.csv
-"$bin" rates import --database-url "$db" rates.csv > /dev/null
+# A fresh install whose exchange rates load by themselves: the server's feed points at a local copy of the ECB's
+# 90-day file (the tests' fixture: real reference rates to 2026-10-30), served here as the ECB serves it.
+python3 -c '
+import functools, http.server, sys
+handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+open(sys.argv[2], "w").write(str(server.server_address[1]))
+server.serve_forever()' "$repo/Tests/StorekeeperServerTests/Fixtures" feed.port > feed.log 2>&1 &
+feed=$!
+trap 'kill "$feed" 2> /dev/null; if [ -n "$server" ]; then kill "$server" 2> /dev/null; fi; wait 2> /dev/null || true; cd /; rm -rf "$work"' EXIT
+for _ in $(seq 1 50); do [ -s feed.port ] && break; sleep 0.1; done
+export STOREKEEPER_RATES_URL="http://127.0.0.1:$(cat feed.port)/eurofxref-hist-90d.xml"
 start_server "$bin" "$db"
 
 "$bin" simulate population --state "$work/sim" --customers 40 --days 60 --seed 11 --bundle-id com.example.browser \

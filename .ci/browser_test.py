@@ -127,6 +127,11 @@ try:
     check(overview["activeSubscriptions"] > 0, "the population left no active subscription to show")
     check("Sandbox data" in driver.page_source, "sandbox data is not labelled")
     check(len(driver.find_elements(By.CSS_SELECTOR, "svg.chart")) == 4, "the overview does not draw its four charts")
+    # No rate was imported: the server's feed loaded them by itself, and the page says from where and of which day.
+    check(not overview["unconverted"], f"a fresh install's rates leave currencies out: {overview['unconverted']}")
+    check("leaves out" not in driver.page_source, "the overview warns of currencies left out")
+    check("Exchange rates to USD: the latest of 2026-10-30." in driver.page_source and "Fetched from" in driver.page_source,
+          "the overview does not say the rates were fetched")
     pathlib.Path(screenshot).parent.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(screenshot)
 

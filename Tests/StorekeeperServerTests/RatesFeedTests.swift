@@ -82,7 +82,9 @@ struct RatesFeedTests {
                 let fresh = try await database.reading { try await $0.ratesStanding() }
                 #expect(fresh.fallbackCurrencies == FallbackRates.rates.count && fresh.latestDay == "2026-10-30")
                 let before = try await h.core.analytics.ratesNote(feedURL: base + "/ok.xml")
-                #expect(before.contains("the bundled fallback") && before.contains("has not answered yet"), "\(before)")
+                #expect(
+                    before.text.contains("the bundled fallback") && before.text.contains("has not answered yet") && before.attention,
+                    "\(before)")
 
                 let ok = await h.core.ratesFeed(url: base + "/ok.xml").fetch()
                 #expect(ok.error == nil && ok.latestDay?.description == "2026-10-30", "\(ok)")
@@ -92,7 +94,9 @@ struct RatesFeedTests {
                 let record = try #require(try await database.reading { try await $0.rateFeed(url: base + "/ok.xml") })
                 #expect(record.succeededAt != nil && record.error == nil && record.latestDay?.description == "2026-10-30")
                 let note = try await h.core.analytics.ratesNote(feedURL: base + "/ok.xml")
-                #expect(note.contains("the latest of 2026-10-30") && note.contains("Fetched from") && !note.contains("fallback"), "\(note)")
+                #expect(
+                    note.text.contains("the latest of 2026-10-30") && note.text.contains("Fetched from") && !note.text.contains("fallback")
+                        && !note.attention, "\(note)")
                 // The next day's fetch of the same file stores nothing (and converts nothing again).
                 #expect(await h.core.ratesFeed(url: base + "/ok.xml").fetch().stored == 0)
                 // A purchase older than every rate converts at the first; one inside the quarter at its own day's.
@@ -114,7 +118,9 @@ struct RatesFeedTests {
                 let after = try await database.reading { try await $0.ratesStanding() }
                 #expect(after == fed)
                 let failedNote = try await h.core.analytics.ratesNote(feedURL: base + "/bad.xml")
-                #expect(failedNote.contains("The last fetch of") && failedNote.contains("failed"), "\(failedNote)")
+                #expect(
+                    failedNote.text.contains("The last fetch of") && failedNote.text.contains("failed") && failedNote.attention,
+                    "\(failedNote)")
 
                 // An operator's own rates replace the feed's for that day, and the API reads them.
                 let put = try await client.execute(

@@ -39,13 +39,15 @@ public struct AppAnalytics: Sendable {
 
     /// Where the exchange rates come from and how current they are, in a sentence for the people reading the numbers.
     /// `feedURL` is the configured feed (nil: none).
-    public func ratesNote(feedURL: String?) async throws -> String {
+    public func ratesNote(feedURL: String?) async throws -> RatesNote {
         let standing = try await database.reading { try await $0.ratesStanding() }
         var feed: RateFeedRecord?
         if let feedURL { feed = try await database.reading { try await $0.rateFeed(url: feedURL) } }
         var feedText = ""
+        var attention = false
         if let feedURL {
             if let feed, let error = feed.error {
+                attention = true
                 feedText = " The last fetch of \(feedURL) failed (\(error)); it is retried."
             } else if let feed, let succeeded = feed.succeededAt {
                 feedText = " Fetched from \(feedURL) on \(CalendarDay(containing: succeeded)); fetched again every day."
@@ -56,18 +58,22 @@ public struct AppAnalytics: Sendable {
             feedText = " No feed is configured (STOREKEEPER_RATES_URL): load rates with storekeeper rates import or PUT /v1/rates."
         }
         guard let latest = standing.latestDay, standing.currencies > 0 else {
-            return "No exchange rates are loaded: sales in other currencies than USD are left out of the USD figures." + feedText
+            return RatesNote(
+                text: "No exchange rates are loaded: sales in other currencies than USD are left out of the USD figures." + feedText,
+                attention: true)
         }
         if standing.fallbackCurrencies == standing.currencies {
-            return "Exchange rates to USD: the bundled fallback, the ECB's reference rates of \(FallbackRates.day) (no other source "
-                + "has given any)." + feedText
+            return RatesNote(
+                text: "Exchange rates to USD: the bundled fallback, the ECB's reference rates of \(FallbackRates.day) (no other "
+                    + "source has given any)." + feedText,
+                attention: true)
         }
         var text = "Exchange rates to USD: the latest of \(latest)."
         if standing.fallbackCurrencies > 0 {
             text +=
                 " \(standing.fallbackCurrencies) of \(standing.currencies) currencies are still at the bundled fallback of \(FallbackRates.day)."
         }
-        return text + feedText
+        return RatesNote(text: text + feedText, attention: attention || standing.fallbackCurrencies > 0)
     }
 
     public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
@@ -95,4 +101,11 @@ public struct AppAnalytics: Sendable {
             progress(done)
         }
     }
+}
+
+/// Where the exchange rates come from, in a sentence; `attention` when the figures rest on the fallback, or on no rate,
+/// or the feed's last fetch failed.
+public struct RatesNote: Sendable, Hashable {
+    public var text: String
+    public var attention: Bool
 }

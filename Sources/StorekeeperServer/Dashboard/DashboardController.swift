@@ -207,6 +207,8 @@ struct DashboardController {
         var cards: [Card]
         var charts: [SeriesView]
         var warnings: [String]
+        /// Where the exchange rates come from, under the cards.
+        var rates: RatesNote
         var notes: [String]
     }
 
@@ -248,10 +250,8 @@ struct DashboardController {
         }
         let page = OverviewPage(
             title: app.config.bundleId, bundleId: app.config.bundleId, chrome: chrome, cards: cards, charts: charts, warnings: warnings,
-            notes: overview.notes + [
-                try await core.analytics.ratesNote(feedURL: core.settings.ratesURL),
-                "Other metrics: " + Metric.allCases.map(\.rawValue).joined(separator: ", ") + ".",
-            ])
+            rates: try await core.analytics.ratesNote(feedURL: core.settings.ratesURL),
+            notes: overview.notes + ["Other metrics: " + Metric.allCases.map(\.rawValue).joined(separator: ", ") + "."])
         return DashboardRender.page("overview", page)
     }
 

@@ -106,6 +106,7 @@ enum DashboardTemplates {
         <h1>{{bundleId}}</h1>
         {{#warnings}}<p class="warning" role="status">{{.}}</p>{{/warnings}}
         <div class="cards">{{#cards}}<div class="card" data-figure="{{key}}" data-value="{{raw}}"><div class="label">{{label}}</div><div class="number">{{text}}</div></div>{{/cards}}</div>
+        {{#rates}}<p class="{{#attention}}warning{{/attention}}{{^attention}}note{{/attention}}" data-rates>{{text}}</p>{{/rates}}
         {{#charts}}<section><h2><a href="{{href}}">{{title}}</a></h2>{{{svg}}}{{> seriesTable}}</section>{{/charts}}
         {{#notes}}<p class="note">{{.}}</p>{{/notes}}
         {{> footer}}
