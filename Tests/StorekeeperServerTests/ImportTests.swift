@@ -170,7 +170,11 @@ struct ImportTests {
                     first.withLockedValue { if $0 == nil { $0 = progress } }
                 }
                 #expect(later.isEmpty)
-                #expect(first.withLockedValue { $0 }?.pendingAtStart == job.total - half.imported - half.notFound)
+                // The rest: on PostgreSQL a customer whose transaction was committing when the run was cancelled may
+                // land just after the run gave up on it (done all the same), so up to the run's concurrency fewer.
+                let rest = job.total - half.imported - half.notFound
+                let pendingAtStart = first.withLockedValue { $0 }?.pendingAtStart ?? -1
+                #expect(pendingAtStart <= rest && pendingAtStart >= rest - 3, "\(pendingAtStart) of \(rest)")
                 let finished = try await imports.job(id: job.id, app: h.app.appId)
                 #expect(finished.status == "done" && finished.imported == job.total && finished.failed == 0, "\(finished)")
                 #expect(try await imports.problems(job: job.id, app: h.app.appId).isEmpty)
