@@ -23,12 +23,19 @@ public enum ExportViews {
         /// The instant column a date range filters on.
         public var instant: String
         /// Key columns that can be NULL (ordered as the empty text).
-        public var nullableKey: Set<String> = []
-        /// The columns, in order, with their kinds: every other column is text.
-        public var columns: [Column] {
+        public var nullableKey: Set<String>
+        /// The columns, in order, with their kinds (read from the SELECT once): every other column is text.
+        public let columns: [Column]
+
+        init(name: String, select: String, key: [String], instant: String, nullableKey: Set<String> = []) {
+            self.name = name
+            self.select = select
+            self.key = key
+            self.instant = instant
+            self.nullableKey = nullableKey
             // The outer FROM begins a line (a subquery's does not).
             let names = select.components(separatedBy: "\nFROM ").first.map(Self.selected) ?? []
-            return names.map { Column(name: $0, kind: Self.integers.contains($0) ? .integer : $0 == "usd_rate" ? .real : .text) }
+            columns = names.map { Column(name: $0, kind: Self.integers.contains($0) ? .integer : $0 == "usd_rate" ? .real : .text) }
         }
 
         /// The names a SELECT list gives (`x AS name`, `t.name`, `name`), read from its text.

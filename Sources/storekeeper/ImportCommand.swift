@@ -52,7 +52,7 @@ struct ImportCommand: AsyncParsableCommand {
             let job = try await core.imports.prepare(
                 parsed, input: data, app: app, source: (file as NSString).lastPathComponent, emitEvents: emitEvents)
             let appRuntime = try await core.apps.app(id: app)
-            let perSecond = rate.map { $0 > 0 ? $0 : nil } ?? CustomerImportsDefaults.applesRate(appRuntime)
+            let perSecond = rate.map { $0 > 0 ? $0 : nil } ?? CustomerImports.RunOptions.applesLimit(for: appRuntime)
             let progress = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
             let already = job.imported + job.notFound + job.failed
             print(
@@ -123,13 +123,6 @@ struct ImportCommand: AsyncParsableCommand {
         guard FileManager.default.createFile(atPath: path, contents: Data(ImportProblemCSV.text(problems).utf8)) else {
             throw UsageError(message: "cannot write \(path)")
         }
-    }
-}
-
-enum CustomerImportsDefaults {
-    /// Apple's documented rate for the environments the app asks in: production's when it allows production.
-    static func applesRate(_ app: AppRuntime) -> Double? {
-        CustomerImports.RunOptions.applesLimit(sandbox: !app.config.allowedEnvironments.contains(.production))
     }
 }
 

@@ -30,7 +30,8 @@ struct SimulatorChainShapeTests {
                 "-untrusted", directory.appendingPathComponent("intermediate.pem").path, directory.appendingPathComponent("leaf.pem").path,
             ], stdout: .pipe, stderr: .pipe)
         process.closeInput()
-        let (stdout, stderr) = process.outputs()
+        let outputs = process.outputs()
+        let (stdout, stderr) = (outputs.stdout, outputs.stderr)
         let output = String(decoding: stdout + stderr, as: UTF8.self)
         process.waitUntilExit()
         return (process.terminationStatus, output)

@@ -129,7 +129,7 @@ public final class ChildProcess: Sendable {
     }
 
     /// Both pipes read to their ends at once (neither can fill and stall the child): standard output and error.
-    public func outputs() -> (stdout: Data, stderr: Data) {
+    public func outputs() -> ChildOutputs {
         let error = NIOLockedValueBox(Data())
         let done = DispatchSemaphore(value: 0)
         onOutput(1) { chunk in
@@ -137,7 +137,7 @@ public final class ChildProcess: Sendable {
         }
         let output = output(0)
         done.wait()
-        return (output, error.withLockedValue { $0 })
+        return ChildOutputs(stdout: output, stderr: error.withLockedValue { $0 })
     }
 
     /// Reads standard output (0) or error (1) on a thread of its own, calling `chunk` with each piece, and once with
@@ -203,4 +203,10 @@ struct GlibcExtensions: Sendable {
         return GlibcExtensions(
             pipe2: unsafeBitCast(pipe2, to: Pipe2.self), addCloseFrom: unsafeBitCast(addCloseFrom, to: AddCloseFrom.self))
     }
+}
+
+/// What a child process wrote, each stream read to its end.
+public struct ChildOutputs: Sendable {
+    public var stdout: Data
+    public var stderr: Data
 }

@@ -29,7 +29,8 @@ public enum StorekeeperCLI {
         let child = try ChildProcess(try binary(near: bundle).path, arguments: arguments, stdout: .pipe, stderr: .pipe)
         if let stdin { child.write(stdin) }
         child.closeInput()
-        let (stdout, stderr) = child.outputs()
+        let outputs = child.outputs()
+        let (stdout, stderr) = (outputs.stdout, outputs.stderr)
         child.waitUntilExit()
         return CommandRun(
             status: child.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),

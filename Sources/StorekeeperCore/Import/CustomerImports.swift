@@ -76,15 +76,16 @@ public struct CustomerImports: Sendable {
             self.perSecond = perSecond
         }
 
-        /// Apple's documented limit for an app's environment.
-        public static func applesLimit(sandbox: Bool) -> Double { sandbox ? 5 : 50 }
+        /// Apple's documented limit for the environments an app asks in: production's (50 a second) when it allows
+        /// production, the sandbox's (5) otherwise.
+        public static func applesLimit(for app: AppRuntime) -> Double { app.config.allowedEnvironments.contains(.production) ? 50 : 5 }
     }
 
     /// A run paced at Apple's documented limit for the job's app: production's when it allows production.
     func applesPace(job id: String) async throws -> RunOptions {
         guard let job = try await database.reading({ try await $0.importJob(id: id) }) else { throw CoreError.notFound("no import \(id)") }
         let app = try await registry.app(id: job.appId)
-        return RunOptions(perSecond: RunOptions.applesLimit(sandbox: !app.config.allowedEnvironments.contains(.production)))
+        return RunOptions(perSecond: RunOptions.applesLimit(for: app))
     }
 
     /// Creates the job for a file, or finds the one made from the same input before (the same app, format, events
