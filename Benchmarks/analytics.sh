@@ -16,14 +16,12 @@ set -euo pipefail
 export STOREKEEPER_RATES_URL=off
 cd "$(dirname "$0")/.."
 root=$(pwd)
+source "$root/.ci/lib.sh"
 databases=${DATABASES:-"postgres sqlite"}
 pg_subscriptions=${PG_SUBSCRIPTIONS:-1000000}
 sqlite_subscriptions=${SQLITE_SUBSCRIPTIONS:-100000}
 
-if [ -z "${STOREKEEPER_BIN:-}" ]; then
-    swift build -c release --product storekeeper > /dev/null
-fi
-bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
+storekeeper_binary release
 work=$(mktemp -d)
 # The server of the database being timed, if one is running: stopped however the script ends.
 trap 'if [ -n "${pid:-}" ]; then kill -TERM "$pid" 2> /dev/null || true; fi; rm -rf "$work"' EXIT
@@ -108,10 +106,10 @@ PY
     "$bin" analytics rebuild --summary-only --app "$app_id" --database-url "$url" > /dev/null
     echo "[$database] hourly summary computed from the ledger in $(( $(date +%s) - started )) s"
 
-    (cd "$work" && exec "$bin" serve --database-url "$url" --port 0 --reconcile-interval 0 --log-level error > "serve-$database.log" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$work/serve-$database.log" 2>/dev/null && break; sleep 0.1; done
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve-$database.log")
+    cd "$work"
+    serve "$bin" "$work/serve-$database.log" --database-url "$url" --log-level error
+    pid=$server
+    cd "$root"
 
     read -r today year_ago month_start months_ago <<< "$(python3 - <<'PY'
 import datetime

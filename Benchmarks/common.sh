@@ -1,5 +1,5 @@
-# Shared by server.sh, outbox.sh and experiments.sh (sourced as soon as they have read $connections, so that a bad
-# CONNECTIONS stops them before any build): its functions use $root, $work and $bin.
+# Shared by server.sh, outbox.sh and experiments.sh (sourced after .ci/lib.sh, as soon as they have read $connections,
+# so that a bad CONNECTIONS stops them before any build): its functions use $root, $work and $bin.
 
 # wrk needs a connection per thread: 2 threads, 1 for a single connection.
 case "${connections:-}" in
@@ -16,11 +16,12 @@ load() {
 # The benchmarks' servers fetch no exchange rates: a fetch mid-run would be work the measure does not mean.
 export STOREKEEPER_RATES_URL=off
 
-start_server() {  # $1 database url, $2 log; sets pid and port
-    (cd "$work" && exec "$bin" serve --database-url "$1" --port 0 --reconcile-interval 0 --log-level error > "$2" 2>&1) &
-    pid=$!
-    for _ in $(seq 1 100); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
-    port=$(sed -n 's/.*listening on http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$2")
+bench_server() {  # $1 database url, $2 log (a full path); sets pid and port (.ci/lib.sh's serve, in $work)
+    local here=$PWD
+    cd "$work"
+    serve "$bin" "$2" --database-url "$1" --log-level error
+    cd "$here"
+    pid=$server
 }
 
 fresh_database() {  # $1 sqlite|postgres, $2 name; sets url, migrated by $bin

@@ -13,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+source "$root/.ci/lib.sh"
+need_packages wrk wrk
 
 phases=${PHASES:-"placement results"}
 users_count=${USERS_COUNT:-5000}
@@ -24,10 +25,7 @@ payers=${PAYERS_PER_MILLE:-50}
 rounds=${ROUNDS:-5}
 . "$root/Benchmarks/common.sh"
 
-if [ -z "${STOREKEEPER_BIN:-}" ]; then
-    swift build -c release --product storekeeper > /dev/null
-fi
-bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
+storekeeper_binary release
 work=$(mktemp -d)
 cat > "$work/catalog.json" <<'JSON'
 {"products": [{"id": "pro.monthly", "type": "autoRenewable", "group": "pro", "period": "P1M", "entitlements": ["pro"]},
@@ -43,7 +41,7 @@ setup_app() {  # $1 database url: an app with two paywalls, a placement and a ru
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
     secret=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["secretKey"])')
     public=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
-    start_server "$1" "$work/serve.log"
+    bench_server "$1" "$work/serve.log"
     local api="http://127.0.0.1:$port/v1/apps/$app_id"
     curl -sf -X PUT "$api/paywalls/plain" -H "Authorization: Bearer $secret" -d '{"products": ["pro.monthly"]}' > /dev/null
     curl -sf -X PUT "$api/paywalls/bold" -H "Authorization: Bearer $secret" \

@@ -15,29 +15,25 @@ formats=${3:-plain revenuecat apphud}
 configuration=${4:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-swift build -c "$configuration" --product storekeeper >/dev/null
-bin="$root/.build/$configuration/storekeeper"
+source "$root/.ci/lib.sh"
+storekeeper_binary "$configuration"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
-"$bin" simulate ca --export root.der >/dev/null
-"$bin" simulate catalog > catalog.json
+simulated_world "$bin"
 "$bin" simulate rates > rates.csv
 openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null | openssl pkcs8 -topk8 -nocrypt -out key.pem
 status=0
-port=18091
+api=18091   # the fake App Store Server API's port (the simulator's --api-port), one per format
 for format in $formats; do
-  port=$((port + 2))
-  api=$((port + 1))
+  api=$((api + 1))
   db="$work/import-$format.sqlite"
   "$bin" apps create --database-url "$db" --bundle-id com.example.import --environment sandbox \
     --trusted-root root.der --catalog catalog.json > app.json
   app=$(python3 -c "import json;print(json.load(open('app.json'))['appId'])")
   sk=$(python3 -c "import json;print(json.load(open('app.json'))['secretKey'])")
   "$bin" rates import --database-url "$db" rates.csv >/dev/null
-  "$bin" serve --database-url "$db" --port "$port" --log-level warning --reconcile-interval 0 > "serve-$format.log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+  serve "$bin" "serve-$format.log" --database-url "$db" --log-level warning
   python3 - "$port" "$app" "$sk" "$api" <<'PY'
 import json, sys, urllib.request
 port, app, sk, api = sys.argv[1:]
@@ -51,7 +47,7 @@ PY
   echo "== $format: $customers customers over $days days ($configuration build)"
   "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.import \
     --drop 1 --api-port "$api" --export-ids "ids-$format" --export-format "$format" --verify-after imported \
-    --webhook "http://127.0.0.1:$port/v1/apps/$app/notifications/appstore" --verify-with "$sk" > "simulate-$format.log" 2>&1 &
+    --webhook "$base/v1/apps/$app/notifications/appstore" --verify-with "$sk" > "simulate-$format.log" 2>&1 &
   simulator=$!
   for _ in $(seq 1 2400); do grep -q "waiting for imported" "simulate-$format.log" && break; sleep 0.5; done
   start=$(date +%s.%N)

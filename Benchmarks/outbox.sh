@@ -19,7 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+source "$root/.ci/lib.sh"
+need_packages wrk wrk
 
 events_customers=${EVENTS_CUSTOMERS:-25000}   # × (1 + 3 renewals) notifications: 100,000 events
 customers=${CUSTOMERS:-6000}
@@ -30,9 +31,8 @@ rounds=${ROUNDS:-5}
 cost_loads=${COST_LOADS:-"load fresh"}   # the ingest comparison's loads: renewals, new subscriptions (see 2.)
 . "$root/Benchmarks/common.sh"
 
-if [ -z "${STOREKEEPER_BIN:-}" ]; then swift build -c release --product storekeeper > /dev/null; fi
+storekeeper_binary release
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null && swift build -c release --product WebhookReceiver > /dev/null)
-bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
 # WORK=<a directory> keeps the generated notifications, and reuses those already there (100,000 take minutes to sign).
 work=${WORK:-$(mktemp -d)}
 mkdir -p "$work"
@@ -49,8 +49,8 @@ export STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS=true
 receiver_pid=$!
 # A directory made here goes at the end; one given as WORK stays, to be given again.
 trap 'kill $receiver_pid 2> /dev/null || true; [ -n "${WORK:-}" ] || rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do grep -q "listening on" "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
-receiver=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$work/receiver.log")
+wait_until_listening "$work/receiver.log"
+receiver=$listening
 
 sql() {  # $1 sqlite|postgres, $2 url or database name, $3 query
     if [ "$1" = sqlite ]; then
@@ -92,7 +92,7 @@ for database in $databases; do
     name=storekeeper_bench_outbox
     target=$url; [ "$database" = sqlite ] && target=$url || target=$name
     create_app "$url" "$work/events"
-    start_server "$url" "$work/serve-outbox.log"
+    bench_server "$url" "$work/serve-outbox.log"
     integration=$(create_webhook false)
     # Every notification posted once (wrk goes round the list; it is stopped once all are stored).
     total=$(wc -l < "$work/events/payloads.txt")
@@ -154,7 +154,7 @@ PY
                 fresh_database "$database" storekeeper_bench_outbox_cost
                 target=$url; [ "$database" = postgres ] && target=storekeeper_bench_outbox_cost
                 create_app "$url" "$work/$load"
-                start_server "$url" "$work/serve-cost.log"
+                bench_server "$url" "$work/serve-cost.log"
                 [ "$build" = with ] && create_webhook true > /dev/null
                 [ "$build" = paused ] && create_webhook false > /dev/null
                 server_cpu=$(cpu_ticks "$pid")

@@ -13,37 +13,34 @@ days=${2:-365}
 configuration=${3:-release}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-swift build -c "$configuration" --product storekeeper >/dev/null
-bin="$root/.build/$configuration/storekeeper"
+source "$root/.ci/lib.sh"
+storekeeper_binary "$configuration"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 cd "$work"
-"$bin" simulate ca --export root.der >/dev/null
-"$bin" simulate catalog > catalog.json
+simulated_world "$bin"
 
-run() {  # $1: label, $2: database URL or path, $3: port
+run() {  # $1: label, $2: database URL or path
   "$bin" migrate --database-url "$2" >/dev/null 2>&1 || true
   "$bin" apps create --database-url "$2" --bundle-id com.example.load --environment sandbox \
     --trusted-root root.der --catalog catalog.json > app-$1.json
   local app pk
   app=$(python3 -c "import json,sys;print(json.load(open('app-$1.json'))['appId'])")
   pk=$(python3 -c "import json,sys;print(json.load(open('app-$1.json'))['publicKey'])")
-  "$bin" serve --database-url "$2" --port "$3" --log-level warning --reconcile-interval 0 > serve-$1.log 2>&1 &
-  local server=$!
-  for _ in $(seq 1 50); do curl -sf "http://127.0.0.1:$3/health" >/dev/null && break; sleep 0.2; done
+  serve "$bin" "serve-$1.log" --database-url "$2" --log-level warning
   echo "== $1 ($configuration build, $customers customers over $days days, concurrency ${CONCURRENCY:-1})"
   "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.load \
     --concurrency "${CONCURRENCY:-1}" \
-    --webhook "http://127.0.0.1:$3/v1/apps/$app/notifications/appstore" --verify-with "$pk" 2>/dev/null | tail -5
+    --webhook "$base/v1/apps/$app/notifications/appstore" --verify-with "$pk" 2>/dev/null | tail -5
   kill "$server"; wait "$server" 2>/dev/null || true
 }
 
-run sqlite "$work/load.sqlite" 18081
+run sqlite "$work/load.sqlite"
 if [ -n "${STOREKEEPER_BENCH_POSTGRES_URL:-}" ]; then
   # A fresh database beside the given one: postgres://user:pass@host:port/<db>?options
-  base=${STOREKEEPER_BENCH_POSTGRES_URL%%\?*}
-  query=${STOREKEEPER_BENCH_POSTGRES_URL#"$base"}
+  given=${STOREKEEPER_BENCH_POSTGRES_URL%%\?*}
+  query=${STOREKEEPER_BENCH_POSTGRES_URL#"$given"}
   database="load_$(date +%s)"
-  psql "${base%/*}/postgres" -qc "CREATE DATABASE $database"
-  run postgres "${base%/*}/$database$query" 18082
+  psql "${given%/*}/postgres" -qc "CREATE DATABASE $database"
+  run postgres "${given%/*}/$database$query"
 fi

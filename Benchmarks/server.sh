@@ -11,8 +11,9 @@
 #   DATABASES=sqlite Benchmarks/server.sh
 #   CUSTOMERS=6000 RENEWALS=4 CONNECTIONS=16 DURATION=10 Benchmarks/server.sh
 #   STOREKEEPER_BIN=/path/to/other/storekeeper Benchmarks/server.sh   # measure another build (e.g. before a change)
-#   LEDGER_COST=1 Benchmarks/server.sh   # also what the money ledger adds to ingest: the same build compiled without
-#                                        # its ledger writes (-DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER, in .build-without-ledger),
+#   LEDGER_COST=1 Benchmarks/server.sh   # also what the money ledger adds to ingest: a copy of this tree without its
+#                                        # ledger writes (Benchmarks/without-ledger.patch applied, built in
+#                                        # .build-without-ledger; the production code has no switch for it),
 #                                        # the two runs alternated on fresh databases, ROUNDS times (default 5): the
 #                                        # median of the rounds' ratios and their spread (this machine is noisy), and
 #                                        # the median time the ledger adds per notification, in µs
@@ -24,11 +25,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
-if [ -n "${WAL_FRAMES:-}" ] && ! command -v strace > /dev/null; then
-    apt-get update -q > /dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q strace > /dev/null
-fi
+source "$root/.ci/lib.sh"
+need_packages wrk wrk
+[ -z "${WAL_FRAMES:-}" ] || need_packages strace strace
 
 customers=${CUSTOMERS:-6000}
 renewals=${RENEWALS:-4}
@@ -37,14 +36,17 @@ duration=${DURATION:-10}
 databases=${DATABASES:-"sqlite postgres"}
 . "$root/Benchmarks/common.sh"
 
-if [ -z "${STOREKEEPER_BIN:-}" ]; then
-    swift build -c release --product storekeeper > /dev/null
-fi
+storekeeper_binary release
 (cd Benchmarks && swift build -c release --product ServerLoad > /dev/null)
-bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
 if [ -n "${LEDGER_COST:-}" ] && [ -z "${STOREKEEPER_BIN_WITHOUT_LEDGER:-}" ]; then
-    swift build -c release --product storekeeper --scratch-path .build-without-ledger \
-        -Xswiftc -DSTOREKEEPER_BENCHMARK_WITHOUT_LEDGER > /dev/null
+    # The working tree as it is (tracked and new files), copied, with the ledger's writes taken out by the patch.
+    copy="$root/.build-without-ledger/source"
+    rm -rf "$copy"
+    mkdir -p "$copy"
+    git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$copy"
+    (cd "$copy" && git apply "$root/Benchmarks/without-ledger.patch") \
+        || { echo "Benchmarks/without-ledger.patch no longer applies to StateRecomputer: update it" >&2; exit 1; }
+    swift build -c release --product storekeeper --package-path "$copy" --scratch-path .build-without-ledger > /dev/null
 fi
 bin_without_ledger="${STOREKEEPER_BIN_WITHOUT_LEDGER:-$root/.build-without-ledger/release/storekeeper}"
 work=$(mktemp -d)
@@ -61,7 +63,7 @@ ingest_run() {  # $1 binary, $2 database url, $3 seconds, $4 (optional) a file f
     app=$("$bin" apps create --database-url "$2" --bundle-id com.example.load --environment sandbox \
         --trusted-root "$work/load/root.der" --catalog "$work/catalog.json")
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
-    start_server "$2" "$work/serve-ledger-cost.log"
+    bench_server "$2" "$work/serve-ledger-cost.log"
     if [ -n "${4:-}" ]; then
         strace -f -y -qq -e trace=pwrite64 -e signal=none -o "$4" -p "$pid" &
         tracer=$!
@@ -131,7 +133,7 @@ for database in $databases; do
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
     public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
     secret_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["secretKey"])')
-    start_server "$url" "$work/serve-$database.log"
+    bench_server "$url" "$work/serve-$database.log"
     sleep 1
     idle_memory=$(memory_mb "$pid" VmRSS)
 
@@ -178,7 +180,7 @@ PY
     kill -TERM "$pid"
     wait "$pid" || true
     # What signing the answers costs: the same reads from the same database with STOREKEEPER_RESPONSE_SIGNING=false.
-    STOREKEEPER_RESPONSE_SIGNING=false start_server "$url" "$work/serve-$database-unsigned.log"
+    STOREKEEPER_RESPONSE_SIGNING=false bench_server "$url" "$work/serve-$database-unsigned.log"
     unsigned=$(NONCE=1 USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
         -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
     echo "[$database] GET /v1/customers/{id} unsigned: $(echo "$unsigned" | summary)"
@@ -203,7 +205,7 @@ if [[ " $databases " == *" postgres "* ]]; then
         fresh_database postgres storekeeper_bench_two
         app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
             --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
-        start_server "$url" "$work/serve-one.log"
+        bench_server "$url" "$work/serve-one.log"
         # Where the CPU goes, per notification stored: the server, PostgreSQL's processes, and the rest (wrk, the
         # kernel's share not charged to either): the paper behind what more cores would give two servers.
         postgres_cpu > "$work/pg-before.txt"
@@ -232,10 +234,10 @@ PY
         fresh_database postgres storekeeper_bench_two
         app_id=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
             --trusted-root "$work/load/root.der" --catalog "$work/catalog.json" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
-        start_server "$url" "$work/serve-two-a.log"
+        bench_server "$url" "$work/serve-two-a.log"
         pids=("$pid")
         ports=("$port")
-        start_server "$url" "$work/serve-two-b.log"
+        bench_server "$url" "$work/serve-two-b.log"
         pids+=("$pid")
         ports+=("$port")
         half=$((connections / 2))
@@ -270,7 +272,7 @@ app=$("$bin" apps create --database-url "$url" --bundle-id com.example.populatio
     --trusted-root "$work/simulator-root.der" --catalog "$work/simulator-catalog.json")
 app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
 public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
-start_server "$url" "$work/serve-population.log"
+bench_server "$url" "$work/serve-population.log"
 population=$(cd "$work" && "$bin" simulate population --customers "$population_customers" --days 365 --seed 42 \
     --bundle-id com.example.population --concurrency "$population_concurrency" --verify-with "$public_key" \
     --webhook "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" 2> /dev/null) || true

@@ -12,7 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-command -v wrk > /dev/null || { apt-get update -q > /dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q wrk > /dev/null; }
+source "$root/.ci/lib.sh"
+need_packages wrk wrk
 
 customers=${CUSTOMERS:-300}
 rounds=${ROUNDS:-3}
@@ -20,22 +21,18 @@ connections=${CONNECTIONS:-16}
 duration=${DURATION:-10}
 . "$root/Benchmarks/common.sh"
 
-if [ -z "${STOREKEEPER_BIN:-}" ]; then
-    swift build -c release --product storekeeper > /dev/null
-fi
-bin="${STOREKEEPER_BIN:-$root/.build/release/storekeeper}"
+storekeeper_binary release
 work=$(mktemp -d)
 trap 'kill "${pid:-}" 2> /dev/null || true; rm -rf "$work"' EXIT
 
 cd "$work"
-"$bin" simulate ca --export root.der > /dev/null
-"$bin" simulate catalog > catalog.json
+simulated_world "$bin"
 url="$work/bench.sqlite"
 app=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --environment sandbox \
     --trusted-root root.der --catalog catalog.json)
 app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
 public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
-start_server "$url" "$work/serve-populate.log"
+bench_server "$url" "$work/serve-populate.log"
 "$bin" simulate population --customers "$customers" --days 90 --bundle-id com.example.load --export-ids ids.csv \
     --webhook "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
 kill -TERM "$pid"
@@ -44,7 +41,7 @@ tail -n +2 ids.csv | cut -d, -f1 > users.txt
 echo "signing: $(wc -l < users.txt) customers, $rounds rounds of ${duration} s each way, $connections connections"
 
 reads() {  # $1 STOREKEEPER_RESPONSE_SIGNING; prints wrk's output
-    STOREKEEPER_RESPONSE_SIGNING=$1 start_server "$url" "$work/serve-$1.log"
+    STOREKEEPER_RESPONSE_SIGNING=$1 bench_server "$url" "$work/serve-$1.log"
     NONCE=1 USERS="$work/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency -s "$root/Benchmarks/get.lua" \
         "http://127.0.0.1:$port"
     kill -TERM "$pid"

@@ -2,6 +2,12 @@ import Foundation
 import SQLKit
 import Storage
 
+/// What a recompute reads of a customer before it writes: its original transactions (in order) and its stored ledger.
+public struct OriginalsAndStoredLedger: Sendable {
+    public var originals: [String]
+    public var ledger: StoredLedger
+}
+
 /// A customer's stored ledger rows as they were written (without their USD rates), by environment and transaction id.
 public struct StoredLedger: Sendable, Equatable {
     var rows: [String: [String: LedgerEntry]] = [:]
@@ -15,9 +21,10 @@ public struct StoredLedger: Sendable, Equatable {
 extension StorageSession {
     /// What a recompute reads before it writes, in one query: the customer's original transactions (in order) and its
     /// stored ledger rows in every environment.
-    public func originalTransactionIdsAndLedger(customer customerId: String) async throws -> (originals: [String], ledger: StoredLedger) {
+    public func originalTransactionIdsAndLedger(customer customerId: String) async throws -> OriginalsAndStoredLedger {
         let read = try await originalTransactionIds(customer: customerId, with: OriginalsAndLedger.self)
-        return (read.originals, try Self.storedLedger(customerId: customerId, json: read.beside ?? "[]"))
+        return OriginalsAndStoredLedger(
+            originals: read.originals, ledger: try Self.storedLedger(customerId: customerId, json: read.beside ?? "[]"))
     }
 
     /// The customer's stored ledger rows in every environment.

@@ -142,10 +142,8 @@ struct LedgerSummaryTests {
             // Rows read back equal what was written, so that writing a customer again writes only what changed.
             let readBack = try await database.reading { try await $0.storedLedger(customerId: "c5").rows(in: "Production") }
             #expect(Set(readBack.values) == Set(ledgers["c5"] ?? []) && readBack.count == 12)
-            let (originals, withOriginals) = try await database.reading {
-                try await $0.originalTransactionIdsAndLedger(customer: "c5")
-            }
-            #expect(originals.isEmpty && withOriginals.rows(in: "Production") == readBack && withOriginals.rows(in: "Sandbox").isEmpty)
+            let read = try await database.reading { try await $0.originalTransactionIdsAndLedger(customer: "c5") }
+            #expect(read.originals.isEmpty && read.ledger.rows(in: "Production") == readBack && read.ledger.rows(in: "Sandbox").isEmpty)
 
             // Rewritten with other periods, emptied, and one transaction (t40, c2's) now listed under c3.
             ledgers["c0"] = Self.ledger(customer: "c0", transactions: 0..<15, using: &random)

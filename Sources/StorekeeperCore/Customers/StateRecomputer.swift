@@ -15,13 +15,10 @@ public struct StateRecomputer: Sendable {
     /// Recomputes one customer in each of the app's environments, inside the caller's transaction (which must have
     /// locked the customer). Once that transaction commits, hand the result to `committed(_:)`.
     func recompute(_ session: StorageSession, app: AppRuntime, customerId: String, now: Int64) async throws -> RecomputedCustomer {
-        // The customer's stored ledger comes with its original transactions, in the same query. (Left out only for
-        // the benchmark that measures what the ledger adds to ingest: Benchmarks/server.sh with LEDGER_COST=1.)
-        #if STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
-            let originals = try await session.originalTransactionIds(customer: customerId)
-        #else
-            let (originals, storedLedger) = try await session.originalTransactionIdsAndLedger(customer: customerId)
-        #endif
+        // The customer's stored ledger comes with its original transactions, in the same query.
+        let read = try await session.originalTransactionIdsAndLedger(customer: customerId)
+        let originals = read.originals
+        let storedLedger = read.ledger
         let facts = try FactCoding.facts(try await session.facts(app: app.id, originalTransactionIds: originals))
         var states: [Environment: StateSnapshot] = [:]
         let ledger = LedgerBuilder(appId: app.id, catalog: app.config.catalog, proceeds: app.config.proceeds ?? ProceedsSettings())
@@ -39,19 +36,14 @@ public struct StateRecomputer: Sendable {
                 try await session.syncEvents(
                     app: app.id, environment: environment.rawValue, originalTransactionIds: originals, derived: records, at: now)
             }
-            #if STOREKEEPER_BENCHMARK_WITHOUT_LEDGER
-                try await events()
-                try await session.upsert(state)
-            #else
-                // The money ledger, in the same transaction: never behind the state.
-                try await session.storeRecomputed(
-                    state,
-                    ledger: {
-                        ledger.entries(
-                            customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
-                            events: evaluation.events)
-                    }, stored: storedLedger.rows(in: environment.rawValue), after: events)
-            #endif
+            // The money ledger, in the same transaction: never behind the state.
+            try await session.storeRecomputed(
+                state,
+                ledger: {
+                    ledger.entries(
+                        customerId: customerId, environment: environment, purchases: prepared.purchases, state: evaluation.state,
+                        events: evaluation.events)
+                }, stored: storedLedger.rows(in: environment.rawValue), after: events)
             states[environment] = snapshot
         }
         return RecomputedCustomer(appId: app.id, customerId: customerId, states: states)
