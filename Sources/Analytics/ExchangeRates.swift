@@ -248,15 +248,22 @@ extension StorageSession {
     }
 
     /// How many rates are stored per currency, with the first and last day.
-    public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
+    public func rateCoverage() async throws -> [StoredRateCoverage] {
         try await sql.raw(
             "SELECT currency, COUNT(*) AS n, MIN(day) AS first, MAX(day) AS last FROM exchange_rates GROUP BY currency ORDER BY currency"
         ).all().map { row in
-            (
-                try row.decode(column: "currency", as: String.self), try row.decode(column: "n", as: Int.self),
-                CalendarDay(daysSinceEpoch: try row.decode(column: "first", as: Int64.self)),
-                CalendarDay(daysSinceEpoch: try row.decode(column: "last", as: Int64.self))
-            )
+            StoredRateCoverage(
+                currency: try row.decode(column: "currency", as: String.self), count: try row.decode(column: "n", as: Int.self),
+                first: CalendarDay(daysSinceEpoch: try row.decode(column: "first", as: Int64.self)),
+                last: CalendarDay(daysSinceEpoch: try row.decode(column: "last", as: Int64.self)))
         }
     }
+}
+
+/// How many rates a currency has stored, from which day to which.
+public struct StoredRateCoverage: Sendable, Hashable {
+    public var currency: String
+    public var count: Int
+    public var first: CalendarDay
+    public var last: CalendarDay
 }

@@ -69,7 +69,13 @@ public final class ChainCache: Sendable {
     public var count: Int { state.withLock { $0.entries.count } }
 
     /// How many lookups found a usable entry, and how many did not.
-    public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+    public var statistics: Statistics { state.withLock { Statistics(hits: $0.hits, misses: $0.misses) } }
+
+    /// Lookups that found a usable entry, and those that did not.
+    public struct Statistics: Sendable, Hashable {
+        public var hits: Int
+        public var misses: Int
+    }
 
     public func removeAll() {
         state.withLock {

@@ -382,11 +382,20 @@ public struct SignedDataVerifier: Sendable {
 extension ResponseBodyV2DecodedPayload {
     /// The bundle id, appAppleId and environment, from whichever of `data`, `summary`, `externalPurchaseToken` or
     /// `appData` the notification carries.
-    public var appIdentity: (bundleId: String?, appAppleId: Int64?, environment: Environment?) {
-        if let data { return (data.bundleId, data.appAppleId, data.environment) }
-        if let summary { return (summary.bundleId, summary.appAppleId, summary.environment) }
-        if let token = externalPurchaseToken { return (token.bundleId, token.appAppleId, token.environment) }
-        if let appData { return (appData.bundleId, appData.appAppleId, appData.environment) }
-        return (nil, nil, nil)
+    public var appIdentity: NotificationAppIdentity {
+        if let data { return .init(bundleId: data.bundleId, appAppleId: data.appAppleId, environment: data.environment) }
+        if let summary { return .init(bundleId: summary.bundleId, appAppleId: summary.appAppleId, environment: summary.environment) }
+        if let token = externalPurchaseToken {
+            return .init(bundleId: token.bundleId, appAppleId: token.appAppleId, environment: token.environment)
+        }
+        if let appData { return .init(bundleId: appData.bundleId, appAppleId: appData.appAppleId, environment: appData.environment) }
+        return .init(bundleId: nil, appAppleId: nil, environment: nil)
     }
+}
+
+/// The app a notification is about, as it says.
+public struct NotificationAppIdentity: Sendable, Hashable {
+    public var bundleId: String?
+    public var appAppleId: Int64?
+    public var environment: Environment?
 }

@@ -126,10 +126,12 @@ public enum HypothesisTests {
 
     /// Sample-ratio mismatch: the chi-square goodness-of-fit test of exposure counts against the weights.
     /// `alarm` is p < 0.001.
-    public static func sampleRatioMismatch(counts: [Int], weights: [Double]) -> (chiSquare: Double, pValue: Double, alarm: Bool) {
+    public static func sampleRatioMismatch(counts: [Int], weights: [Double]) -> SampleRatioCheck {
         let total = Double(counts.reduce(0, +))
         let weightSum = weights.reduce(0, +)
-        guard counts.count == weights.count, counts.count > 1, total > 0, weightSum > 0 else { return (0, 1, false) }
+        guard counts.count == weights.count, counts.count > 1, total > 0, weightSum > 0 else {
+            return SampleRatioCheck(chiSquare: 0, pValue: 1, alarm: false)
+        }
         var chiSquare = 0.0
         for (count, weight) in zip(counts, weights) {
             let expected = total * weight / weightSum
@@ -137,7 +139,7 @@ public enum HypothesisTests {
             chiSquare += (Double(count) - expected) * (Double(count) - expected) / expected
         }
         let p = Distributions.chiSquareSurvival(chiSquare, df: Double(counts.count - 1))
-        return (chiSquare, p, p < 0.001)
+        return SampleRatioCheck(chiSquare: chiSquare, pValue: p, alarm: p < 0.001)
     }
 
     /// Holm's step-down adjustment: the i-th smallest p-value is multiplied by (m − i + 1), made monotone, capped at 1.
@@ -155,10 +157,14 @@ public enum HypothesisTests {
     /// With a flat prior and a normal posterior δ ~ N(μ, σ²) of the difference (treatment − control): the chance
     /// that the treatment beats the control, Φ(μ/σ), and the expected loss of choosing it, E[max(0, −δ)] =
     /// σ·φ(μ/σ) − μ·Φ(−μ/σ).
-    public static func chanceToBeatControl(mean: Double, standardDeviation: Double) -> (chance: Double, expectedLoss: Double) {
-        guard standardDeviation > 0 else { return (mean > 0 ? 1 : mean < 0 ? 0 : 0.5, max(0, -mean)) }
+    public static func chanceToBeatControl(mean: Double, standardDeviation: Double) -> ChanceToBeatControl {
+        guard standardDeviation > 0 else {
+            return ChanceToBeatControl(chance: mean > 0 ? 1 : mean < 0 ? 0 : 0.5, expectedLoss: max(0, -mean))
+        }
         let z = mean / standardDeviation
-        return (Distributions.normalCDF(z), standardDeviation * Distributions.normalPDF(z) - mean * Distributions.normalCDF(-z))
+        return ChanceToBeatControl(
+            chance: Distributions.normalCDF(z),
+            expectedLoss: standardDeviation * Distributions.normalPDF(z) - mean * Distributions.normalCDF(-z))
     }
 
     /// The half-width of an asymptotic confidence sequence (Waudby-Smith et al., the conjugate-mixture boundary
@@ -172,4 +178,17 @@ public enum HypothesisTests {
         let margin = (2 * (n * rho2 + 1) / (n * n * rho2) * log((n * rho2 + 1).squareRoot() / alpha)).squareRoot()
         return standardError * n.squareRoot() * margin
     }
+}
+
+/// The sample-ratio-mismatch test's outcome: χ², its p-value, and whether it alarms (p < 0.001).
+public struct SampleRatioCheck: Sendable, Hashable {
+    public var chiSquare: Double
+    public var pValue: Double
+    public var alarm: Bool
+}
+
+/// The chance a treatment beats the control, and the expected loss of choosing it.
+public struct ChanceToBeatControl: Sendable, Hashable {
+    public var chance: Double
+    public var expectedLoss: Double
 }

@@ -41,17 +41,28 @@ public enum EventText {
             ? "\(sign)\(whole).\(String(format: "%02d", fraction / 10))" : "\(sign)\(whole).\(String(format: "%03d", fraction))"
     }
 
-    /// The labelled facts, in order; absent ones left out.
-    public static func facts(_ event: OutboundEvent) -> [(label: String, value: String)] {
-        var facts: [(String, String)] = [("Customer", event.appUserId ?? event.customerId)]
-        if let product = event.productId { facts.append(("Product", product)) }
-        if let returned = returned(event) {
-            facts.append(("Returned", returned))
-        } else if let price = price(event) {
-            facts.append(("Price", price))
+    /// A labelled fact of an event, as the chat messages show it.
+    public struct Fact: Sendable, Hashable {
+        public var label: String
+        public var value: String
+
+        init(_ label: String, _ value: String) {
+            self.label = label
+            self.value = value
         }
-        facts.append(("Environment", event.environment))
-        facts.append(("App", event.bundleId))
+    }
+
+    /// The labelled facts, in order; absent ones left out.
+    public static func facts(_ event: OutboundEvent) -> [Fact] {
+        var facts: [Fact] = [Fact("Customer", event.appUserId ?? event.customerId)]
+        if let product = event.productId { facts.append(Fact("Product", product)) }
+        if let returned = returned(event) {
+            facts.append(Fact("Returned", returned))
+        } else if let price = price(event) {
+            facts.append(Fact("Price", price))
+        }
+        facts.append(Fact("Environment", event.environment))
+        facts.append(Fact("App", event.bundleId))
         return facts
     }
 

@@ -10,7 +10,7 @@ public struct MixpanelDestination: Destination {
     public let baseURL: String
     public let projectToken: String
     public let projectId: String?
-    public let serviceAccount: (username: String, secret: String)?
+    public let serviceAccount: ServiceAccount?
     public let naming: AnalyticsNaming
 
     public static func baseURL(region: String?, override: String?) -> String {
@@ -21,7 +21,7 @@ public struct MixpanelDestination: Destination {
     }
 
     public init(
-        baseURL: String, projectToken: String, projectId: String?, serviceAccount: (username: String, secret: String)?,
+        baseURL: String, projectToken: String, projectId: String?, serviceAccount: ServiceAccount?,
         naming: AnalyticsNaming
     ) {
         self.baseURL = baseURL
@@ -141,5 +141,16 @@ public struct MixpanelDestination: Destination {
             if let profileFailure { return .retry(reason: profileFailure, retryAfter: nil) }
             return .delivered
         }
+    }
+}
+
+/// A Mixpanel service account (its username and secret), which the import endpoint authenticates with.
+public struct ServiceAccount: Sendable, Hashable {
+    public var username: String
+    public var secret: String
+
+    public init(username: String, secret: String) {
+        self.username = username
+        self.secret = secret
     }
 }

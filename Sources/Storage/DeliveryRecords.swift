@@ -33,15 +33,21 @@ public struct DeliveryRecord: Sendable, Hashable {
 
     public static func id(integrationId: String, eventSeq: Int64) -> String { "msg_\(integrationId)_\(eventSeq)" }
 
+    /// What a delivery id names: its destination and the event's seq.
+    public struct Key: Sendable, Hashable {
+        public var integrationId: String
+        public var eventSeq: Int64
+    }
+
     /// The destination and seq a delivery id names, or nil when it is not one.
-    public static func key(of id: String) -> (integrationId: String, eventSeq: Int64)? {
+    public static func key(of id: String) -> Key? {
         guard id.hasPrefix("msg_"), let separator = id.lastIndex(of: "_") else { return nil }
         let integrationId = String(id[id.index(id.startIndex, offsetBy: 4)..<separator])
         let digits = id[id.index(after: separator)...]
         guard !integrationId.isEmpty, (1...18).contains(digits.count), digits.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }),
             let seq = Int64(digits)
         else { return nil }
-        return (integrationId, seq)
+        return Key(integrationId: integrationId, eventSeq: seq)
     }
 }
 
@@ -203,14 +209,16 @@ extension StorageSession {
 
     /// The USD rate the ledger converts a purchase of a day (days since 1970) with, with the rate's own day, if any: the
     /// latest stored on or before it, else the currency's first (a purchase older than every stored rate).
-    public func usdRate(currency: String, onOrBefore day: Int64) async throws -> (rate: Double, day: Int64)? {
+    public func usdRate(currency: String, onOrBefore day: Int64) async throws -> StoredRate? {
         var row = try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
             .where("day", .lessThanOrEqual, day).orderBy("day", .descending).limit(1).first()
         if row == nil {
             row = try await sql.select().columns("usd_per_unit", "day").from("exchange_rates").where("currency", .equal, currency)
                 .orderBy("day", .ascending).limit(1).first()
         }
-        return try row.map { (try $0.decode(column: "usd_per_unit", as: Double.self), try $0.decode(column: "day", as: Int64.self)) }
+        return try row.map {
+            StoredRate(rate: try $0.decode(column: "usd_per_unit", as: Double.self), day: try $0.decode(column: "day", as: Int64.self))
+        }
     }
 
     /// The USD rate the ledger converted each of these purchases with (rows that have one), by environment and
@@ -295,4 +303,10 @@ public struct LedgerRateKey: Hashable, Sendable {
         self.environment = environment
         self.transactionId = transactionId
     }
+}
+
+/// A stored USD rate and the day it is of (days since 1970).
+public struct StoredRate: Sendable, Hashable {
+    public var rate: Double
+    public var day: Int64
 }

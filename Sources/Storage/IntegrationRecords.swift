@@ -105,7 +105,7 @@ extension StorageSession {
 
     /// What the delivery worker reads before it serves, in one statement: the enabled destinations (of every app) with
     /// a delivery due at `now`, and the apps with an enabled destination.
-    public func enabledIntegrations(dueAt now: Int64) async throws -> (due: [IntegrationRecord], apps: Set<String>) {
+    public func enabledIntegrations(dueAt now: Int64) async throws -> EnabledIntegrations {
         let rows = try await sql.raw(
             """
             SELECT \(unsafeRaw: Self.integrationColumns.joined(separator: ", ")),
@@ -120,7 +120,7 @@ extension StorageSession {
             apps.insert(try row.decode(column: "app_id", as: String.self))
             if try row.decode(column: "due", as: Int.self) == 1 { due.append(try Self.integrationRecord(row)) }
         }
-        return (due, apps)
+        return EnabledIntegrations(due: due, apps: apps)
     }
 
     /// A destination's secrets document.
@@ -173,4 +173,10 @@ extension StorageSession {
             createdAt: try row.decode(column: "created_at", as: Int64.self),
             updatedAt: try row.decode(column: "updated_at", as: Int64.self))
     }
+}
+
+/// The enabled destinations with a delivery due, and every app with an enabled destination.
+public struct EnabledIntegrations: Sendable {
+    public var due: [IntegrationRecord]
+    public var apps: Set<String>
 }

@@ -23,12 +23,12 @@ extension StorageSession {
     }
 
     /// A session's value and expiry, unless it has expired.
-    public func session(key: String, now: Int64) async throws -> (value: String, expiresAt: Int64?)? {
+    public func session(key: String, now: Int64) async throws -> StoredSession? {
         guard let row = try await sql.select().columns("value", "expires_at").from("sessions").where("key", .equal, key).first()
         else { return nil }
         let expiresAt = try row.decode(column: "expires_at", as: Int64?.self)
         if let expiresAt, expiresAt <= now { return nil }
-        return (try row.decode(column: "value", as: String.self), expiresAt)
+        return StoredSession(value: try row.decode(column: "value", as: String.self), expiresAt: expiresAt)
     }
 
     public func deleteSession(key: String) async throws {
@@ -40,4 +40,10 @@ extension StorageSession {
     public func purgeSessions(expiredBefore now: Int64) async throws -> Int {
         try await sql.delete(from: "sessions").where("expires_at", .lessThanOrEqual, now).returning("key").all().count
     }
+}
+
+/// A stored session's value and expiry (ms since 1970; nil: none).
+public struct StoredSession: Sendable, Hashable {
+    public var value: String
+    public var expiresAt: Int64?
 }

@@ -69,7 +69,7 @@ extension StorageSession {
 
 extension StorageSession {
     /// Customers whose stored state changes by `now` with no new fact (an expiry, a grace period's end), oldest first.
-    public func customersDue(at now: Int64, limit: Int) async throws -> [(customerId: String, appId: String)] {
+    public func customersDue(at now: Int64, limit: Int) async throws -> [DueCustomer] {
         try await sql.select()
             .column(SQLColumn("customer_id", table: "customer_states")).column(SQLColumn("app_id", table: "customers"))
             .from("customer_states")
@@ -77,8 +77,18 @@ extension StorageSession {
             .where(SQLColumn("next_change_at", table: "customer_states"), .lessThanOrEqual, SQLBind(now))
             .orderBy(SQLColumn("next_change_at", table: "customer_states"))
             .limit(limit).all()
-            .map { (try $0.decode(column: "customer_id", as: String.self), try $0.decode(column: "app_id", as: String.self)) }
+            .map {
+                DueCustomer(
+                    customerId: try $0.decode(column: "customer_id", as: String.self),
+                    appId: try $0.decode(column: "app_id", as: String.self))
+            }
     }
+}
+
+/// A customer whose state changes by itself (an expiry, a grace period's end), and its app.
+public struct DueCustomer: Sendable, Hashable {
+    public var customerId: String
+    public var appId: String
 }
 
 extension StorageSession {

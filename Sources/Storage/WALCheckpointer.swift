@@ -27,11 +27,11 @@ public final class WALCheckpointer: Sendable {
     /// Copies what it can of the log into the database file. Answers the log's length in pages and how many of them
     /// the file now holds (all, unless a reader still reads an older state).
     @discardableResult
-    public func checkpoint() async throws -> (logPages: Int, copied: Int) {
+    public func checkpoint() async throws -> CheckpointResult {
         do {
             let row = try await connection.sql().raw("PRAGMA wal_checkpoint(PASSIVE)").first()
             let log = try row?.decode(column: "log", as: Int.self) ?? 0
-            return (log, try row?.decode(column: "checkpointed", as: Int.self) ?? 0)
+            return CheckpointResult(logPages: log, copied: try row?.decode(column: "checkpointed", as: Int.self) ?? 0)
         } catch {
             throw StorageError(.unavailable, "a checkpoint of the SQLite log failed: \(error)")
         }
@@ -48,7 +48,7 @@ public final class WALCheckpointer: Sendable {
     /// its end costs the kernel a new zeroed page of the file. A reader still in the log (its copied pages fall short
     /// of the log) leaves it for the next call. Answers the last checkpoint's figures.
     @discardableResult
-    public func checkpointAndRewind() async throws -> (logPages: Int, copied: Int) {
+    public func checkpointAndRewind() async throws -> CheckpointResult {
         let alongside = try await checkpoint()
         guard alongside.logPages >= Self.rewindPages else { return alongside }
         return try await database.betweenSQLiteWrites { try await checkpoint() }
@@ -84,4 +84,10 @@ extension StorageDatabase {
         }
         return WALCheckpointer(database: self, connection: connection, threads: threads)
     }
+}
+
+/// A checkpoint's figures: the log's length in pages, and how many of them the database file now holds.
+public struct CheckpointResult: Sendable, Hashable {
+    public var logPages: Int
+    public var copied: Int
 }

@@ -288,7 +288,7 @@ import Testing
     @Test func mixpanelImportsStrictlyThenSetsProfilesAndReadsZeroAsAFailure() throws {
         let mixpanel = MixpanelDestination(
             baseURL: MixpanelDestination.baseURL(region: "eu", override: nil), projectToken: "tok", projectId: "42",
-            serviceAccount: ("sa.user", "sa-secret"), naming: AnalyticsNaming(.revenuecat))
+            serviceAccount: ServiceAccount(username: "sa.user", secret: "sa-secret"), naming: AnalyticsNaming(.revenuecat))
         let events = [Self.event(id: "msg_m_1"), Self.event(id: "msg_m_2")]
         let requests = try mixpanel.requests(for: events, now: 0)
         #expect(

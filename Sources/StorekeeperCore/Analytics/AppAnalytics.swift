@@ -76,7 +76,7 @@ public struct AppAnalytics: Sendable {
         return RatesNote(text: text + feedText, attention: attention || standing.fallbackCurrencies > 0)
     }
 
-    public func rateCoverage() async throws -> [(currency: String, count: Int, first: CalendarDay, last: CalendarDay)] {
+    public func rateCoverage() async throws -> [StoredRateCoverage] {
         try await database.reading { try await $0.rateCoverage() }
     }
 

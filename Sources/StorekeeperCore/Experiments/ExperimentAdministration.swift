@@ -34,7 +34,7 @@ public struct ExperimentAdministration: Sendable {
     // MARK: paywalls
 
     /// Creates or replaces a paywall; true when it was created.
-    public func putPaywall(_ id: String, _ input: PaywallInput, app: AppRuntime) async throws -> (paywall: Paywall, created: Bool) {
+    public func putPaywall(_ id: String, _ input: PaywallInput, app: AppRuntime) async throws -> PaywallPut {
         try ExperimentIds.validate(id, field: "id")
         if let bodyId = input.id, bodyId != id {
             throw CoreError.invalidInput(field: "id", "the body's id '\(bodyId)' is not the path's '\(id)'")
@@ -66,7 +66,7 @@ public struct ExperimentAdministration: Sendable {
             return existing == nil
         }
         catalogs.invalidate(app: app.id)
-        return (try await paywall(id, app: app), created)
+        return PaywallPut(paywall: try await paywall(id, app: app), created: created)
     }
 
     public func paywall(_ id: String, app: AppRuntime) async throws -> Paywall {
@@ -320,4 +320,10 @@ public struct ExperimentAdministration: Sendable {
     static func json(_ definition: ExperimentDefinition) throws -> String {
         String(decoding: try JSONEncoder.sortedKeys.encode(definition), as: UTF8.self)
     }
+}
+
+/// A paywall as stored by a PUT, and whether the PUT created it.
+public struct PaywallPut: Sendable {
+    public var paywall: Paywall
+    public var created: Bool
 }

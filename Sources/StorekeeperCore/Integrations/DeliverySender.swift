@@ -41,9 +41,10 @@ struct DeliverySender: Sendable {
                 url: AmplitudeDestination.url(region: config["region"], baseURL: config["baseURL"]),
                 apiKey: try required(secrets.fields["apiKey"], "apiKey"), naming: naming(config))
         case .mixpanel:
-            var account: (username: String, secret: String)?
+            var account: ServiceAccount?
             if let username = config["serviceAccountUsername"] {
-                account = (username, try required(secrets.fields["serviceAccountSecret"], "serviceAccountSecret"))
+                account = ServiceAccount(
+                    username: username, secret: try required(secrets.fields["serviceAccountSecret"], "serviceAccountSecret"))
             }
             return MixpanelDestination(
                 baseURL: MixpanelDestination.baseURL(region: config["region"], override: config["baseURL"]),
@@ -67,9 +68,9 @@ struct DeliverySender: Sendable {
         secrets.reduce(text) { $0.replacingOccurrences(of: $1, with: "[redacted]") }
     }
 
-    func send(_ events: [OutboundEvent], to record: IntegrationRecord, secrets: DestinationSecrets, now: Int64) async throws
-        -> SendOutcome
-    {
+    /// Sends to a stored destination. Nothing escapes: a destination that cannot be built from what is stored (an
+    /// `IntegrationError`, a setting) is an outcome that disables it, with the reason.
+    func send(_ events: [OutboundEvent], to record: IntegrationRecord, secrets: DestinationSecrets, now: Int64) async -> SendOutcome {
         let destination: any Destination
         do {
             destination = try Self.destination(record, secrets: secrets, now: now)

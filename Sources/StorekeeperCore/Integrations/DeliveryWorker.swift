@@ -127,8 +127,9 @@ public struct DeliveryWorker: Service {
     /// which apps have an enabled destination, read at the same time (`OutboxSignal.poke(app:)`).
     private func dueIntegrations() async throws -> [IntegrationRecord] {
         let now = self.now
-        let (due, delivering) = try await database.reading { try await $0.enabledIntegrations(dueAt: now) }
-        signal.delivering(to: delivering)
+        let enabled = try await database.reading { try await $0.enabledIntegrations(dueAt: now) }
+        let due = enabled.due
+        signal.delivering(to: enabled.apps)
         let held = holds.withLockedValue { holds in
             for id in holds.keys { holds[id]?.expire(now: now) }
             holds = holds.filter { !$0.value.isEmpty }

@@ -125,7 +125,7 @@ public struct Reconciler: Sendable {
         // be refreshed over and over.
         var refreshed: Set<String> = []
         for _ in 0..<100 {
-            let due: [(customerId: String, appId: String)]
+            let due: [DueCustomer]
             do {
                 due = try await database.reading { try await $0.customersDue(at: now, limit: 500) }
             } catch {

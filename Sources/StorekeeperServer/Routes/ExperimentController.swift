@@ -50,9 +50,8 @@ struct ExperimentController {
 
     @Sendable func putPaywall(_ request: Request, context: AdminContext) async throws -> EditedResponse<Paywall> {
         let body = try await request.decode(as: PaywallBody.self, context: context)
-        let (paywall, created) = try await core.experiments.putPaywall(
-            try context.parameters.require("paywallId"), body.input, app: context.app)
-        return EditedResponse(status: created ? .created : .ok, response: paywall)
+        let put = try await core.experiments.putPaywall(try context.parameters.require("paywallId"), body.input, app: context.app)
+        return EditedResponse(status: put.created ? .created : .ok, response: put.paywall)
     }
 
     @Sendable func getPaywall(_ request: Request, context: AdminContext) async throws -> Paywall {
