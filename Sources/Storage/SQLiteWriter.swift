@@ -5,8 +5,8 @@ import SQLKit
 /// SQLite transaction, each in a savepoint of its own, and one commit.
 ///
 /// A commit writes every page the transaction changed to the log, and the notifications' transactions change many of
-/// the same pages (the indexes' newest leaves, the hour's summary rows, the tables' interior pages): a profile of
-/// ingest had the commit as the costliest statement, about 0.2 ms of a notification's 0.6 ms of SQL. Here each caller
+/// the same pages (the indexes' newest leaves, the hour's summary rows, the tables' interior pages), so under ingest
+/// the commit is the costliest statement (`Benchmarks/server.sh` measures it). Here each caller
 /// still runs its own body in its own task (its cancellation and task-locals its own), one at a time:
 /// - a body that returns has its savepoint released; one that throws, or whose task was cancelled, has its savepoint
 ///   rolled back and gets its error at once; it alone fails;

@@ -410,6 +410,18 @@ struct IntegrationTests {
                 #expect(try receiver.received.first?.json()["type"] as? String == "test")
                 #expect(try Self.signatureIsValid(try #require(receiver.received.first), secret: try #require(view.signingSecret)))
 
+                // A stored configuration that no longer makes a destination (its url gone, as a hand edit or an old
+                // version could leave it): the test answers 200, not delivered, with the reason, never a 500.
+                try await h.core.database.writing { session in
+                    try await session.sql.raw("UPDATE integrations SET config = '{}' WHERE id = \(bind: view.id)").run()
+                }
+                let broken = try await client.execute(
+                    uri: "/v1/apps/\(h.app.appId)/integrations/\(view.id)/test", method: .post, headers: headers(h.app.secretKey))
+                #expect(broken.status == .ok)
+                let brokenResult = try decode(TestResult.self, broken)
+                #expect(!brokenResult.delivered && receiver.received.count == 1)
+                #expect(brokenResult.error?.contains("the stored configuration has no url") == true, "\(brokenResult)")
+
                 let refused: [([String: Any], String)] = [
                     (["kind": "carrier-pigeon", "config": [:] as [String: String]], "kind"),
                     (["kind": "webhook", "config": [:] as [String: String]], "config.url"),

@@ -230,7 +230,7 @@ public struct IntegrationAdministration: Sendable {
             productId: nil, price: nil, currency: nil, usdPrice: nil, appId: app.id, bundleId: app.config.bundleId,
             customerId: "test", appUserId: "test", aliases: [],
             eventJSON: #"{"id":"test","type":"test","effectiveAt":\#(now),"productId":null}"#, stateJSON: nil)
-        let outcome = try await sender.send([event], to: record, secrets: secrets, now: now)
+        let outcome = await sender.send([event], to: record, secrets: secrets, now: now)
         return TestResult(
             delivered: outcome.verdicts.allSatisfy { $0 == .delivered }, status: outcome.answer.status,
             response: outcome.redactedBody,

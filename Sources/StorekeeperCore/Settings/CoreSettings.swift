@@ -54,8 +54,8 @@ public struct CoreSettings: Sendable {
     /// How much deliveries give way to ingest: while notifications and purchases are being recorded all the time, a
     /// delivery lane rests this many times as long as each batch took (in proportion to how busy ingest was), so that
     /// at most 1 / (1 + yield) of its pace competes with ingest for the cores. What waits is delivered once ingest
-    /// quietens. 0 delivers at full pace whatever ingest is doing. Ten: at three, `Benchmarks/outbox.sh` once measured a
-    /// saturated PostgreSQL server's ingest time 1.21 times as long with an enabled destination; at ten, 1.08.
+    /// quietens. 0 delivers at full pace whatever ingest is doing. What a value costs ingest is measured by
+    /// `Benchmarks/outbox.sh` (its second part).
     public var deliveryYield: Double = 10
     /// How often due answers to refund requests are looked for; nil: not by this process (tests drive the worker).
     public var refundAnswerInterval: Duration? = .seconds(1)
