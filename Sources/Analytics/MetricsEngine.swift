@@ -55,95 +55,14 @@ public struct MetricsEngine: Sendable {
             return series
         }
         // The instant each point is read at: its end, or now for the interval under way.
-        let ends = bounds.dropFirst().map { min($0, now) }
-        switch metric {
-        case .mrr, .arr:
-            let factor: Double = metric == .arr ? 12 : 1
-            let values = try await running(scope, [LedgerSummary.activeMRR, LedgerSummary.activeMRRProceeds], at: ends)
-            series.points = zip(days, values).map { day, v in
-                MetricPoint(
-                    start: day, value: cents(v[0] * factor), fields: [("gross", cents(v[0] * factor)), ("proceeds", cents(v[1] * factor))])
-            }
-            series.unconverted = try await unconvertedActive(scope, column: "monthly_price", at: ends.last ?? now, factor: factor)
-            series.estimated = ["proceeds"]
-        case .activeSubscriptions:
-            let values = try await running(scope, [LedgerSummary.activePaid, LedgerSummary.activePaidRenewOff], at: ends)
-            series.points = zip(days, values).map { day, v in
-                MetricPoint(start: day, value: v[0], fields: [("autoRenewOn", v[0] - v[1]), ("autoRenewOff", v[1])])
-            }
-        case .activeTrials:
-            let values = try await running(scope, [LedgerSummary.activeTrials], at: ends)
-            series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
-        case .newTrials:
-            let values = try await booked(scope, [LedgerSummary.trialsStarted], bounds: bounds)
-            series.points = zip(days, values).map { MetricPoint(start: $0, value: $1[0]) }
-        case .newPaidSubscriptions:
-            let values = try await booked(
-                scope, [LedgerSummary.acquiredNew, LedgerSummary.acquiredByConversion, LedgerSummary.acquiredBack], bounds: bounds)
-            series.points = zip(days, values).map { day, v in
-                MetricPoint(
-                    start: day, value: v[0] + v[1] + v[2], fields: [("new", v[0]), ("trialConversion", v[1]), ("resubscription", v[2])])
-            }
-        case .trialConversion:
-            series.points = try await trialConversion(scope, request, days: days, bounds: bounds, now: now)
-            series.notes.append(
-                "cohorts by trial start: converted + pending + abandoned = trials; convertedWithinWindow counts conversions within \(request.conversionWindowDays) days of the trial's end"
-            )
-        case .churn:
-            series.points = try await churn(scope, days: days, bounds: bounds, now: now)
-        case .revenue:
-            let values = try await booked(
-                scope,
-                [
-                    LedgerSummary.gross, LedgerSummary.refunds, LedgerSummary.netProceeds, LedgerSummary.newGross,
-                    LedgerSummary.renewalGross,
-                ],
-                bounds: bounds)
-            series.points = zip(days, values).map { day, v in
-                MetricPoint(
-                    start: day, value: cents(v[0] - v[1]),
-                    fields: [
-                        ("gross", cents(v[0])), ("refunds", cents(v[1])), ("net", cents(v[0] - v[1])), ("proceeds", cents(v[2])),
-                        ("newGross", cents(v[3])), ("renewalGross", cents(v[4])),
-                    ])
-            }
-            series.unconverted = try await unconvertedBooked(scope, from: bounds[0], to: bounds[bounds.count - 1])
-            series.estimated = ["proceeds"]
-        case .freeTrials:
-            series.points = try await freeTrials(scope, days: days, bounds: bounds, now: now)
-            series.notes.append(
-                "cohorts by trial start: converted on time + after a billing issue = converted; averageDaysToCancel is from the trial's start to auto-renew turned off"
-            )
-        case .retention:
-            series.points = try await retention(scope, days: days, bounds: bounds, now: now)
-            series.notes.append(
-                "cohorts by the start of paying (renewal 0); renewalN is the share that paid renewal n of the eligibleN whose period n−1 had ended by now"
-            )
-        case .ltv:
-            (series.points, series.unconverted) = try await lifetimeValue(scope, days: days, bounds: bounds, now: now)
-            series.notes.append(
-                "cohorts by the day customers were first seen; a window counts only the customers whose window has passed (customersDayN)"
-            )
-        case .billing:
-            series.points = try await billing(scope, days: days, bounds: bounds)
-            series.notes.append(
-                "cohorts by the start of a billing issue: recovered on time (within a day), within the grace period, or in billing retry; lost when the subscription expired first"
-            )
-        case .refundRequests:
-            series.points = try await refundRequests(scope, days: days, bounds: bounds)
-            series.notes.append(
-                "by the day Apple asked (CONSUMPTION_REQUEST); granted and declined are Apple's decisions so far; shareGrantedByOurAnswer is granted after our answer preferred a grant ÷ granted"
-            )
-            if scope.group != nil || scope.storefront != nil { series.notes.append("refund requests are filtered by product only") }
-        case .refundRate:
-            let values = try await booked(
-                scope, [LedgerSummary.sales, LedgerSummary.salesRefunded, LedgerSummary.gross, LedgerSummary.refunds], bounds: bounds)
-            series.points = zip(days, values).map { day, v in
-                let rate = v[0] > 0 ? v[1] / v[0] : 0
-                return MetricPoint(
-                    start: day, value: rate,
-                    fields: [("transactions", v[0]), ("refunded", v[1]), ("revenueRate", v[2] > 0 ? v[3] / v[2] : 0)])
-            }
+        let frame = SeriesFrame(
+            scope: scope, request: request, days: days, bounds: bounds, ends: bounds.dropFirst().map { min($0, now) }, now: now)
+        if RunningMetrics.metrics.contains(metric) {
+            try await RunningMetrics(engine: self).fill(&series, frame)
+        } else if BookedMetrics.metrics.contains(metric) {
+            try await BookedMetrics(engine: self).fill(&series, frame)
+        } else {
+            try await CohortMetrics(engine: self).fill(&series, frame)
         }
         if series.estimated.contains("proceeds") {
             series.notes.append(
