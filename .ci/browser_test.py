@@ -2,9 +2,11 @@
 
 Signs in (a wrong password first), opens every page, checks that no page logs a console error, that the numbers
 shown equal the API's JSON, that a CSV downloads and equals the API's CSV, that a page without a session goes to the
-sign-in page, and saves a screenshot of the overview.
+sign-in page, that the header holds on one line at 1280 px and every chart point has its value on hover, that the
+customer list's statuses are the API's, and saves a screenshot of the overview and of every page (in a folder
+`pages` beside the overview's).
 
-Usage: browser_test.py BASE_URL APP_ID SECRET_KEY EMAIL PASSWORD SCREENSHOT_PATH   (run by .ci/browser.sh)
+Usage: browser_test.py BASE_URL APP_ID SECRET_KEY EMAIL PASSWORD SCREENSHOT_PATH FRESH_APP_ID   (run by .ci/browser.sh)
 """
 
 import json
@@ -20,7 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-base, app, secret, email, password, screenshot = sys.argv[1:7]
+base, app, secret, email, password, screenshot, fresh = sys.argv[1:8]
 environment = "Sandbox"
 failures = []
 
@@ -71,11 +73,31 @@ def console_errors(page):
             check(False, f"console error on {page}: {entry['message']}")
 
 
+shots = pathlib.Path(screenshot).parent / "pages"
+shutil.rmtree(shots, ignore_errors=True)
+shots.mkdir(parents=True)
+
+
 def open_page(path):
     driver.get(base + path)
     console_errors(path)
     heading = driver.find_element(By.TAG_NAME, "h1").text
     check(heading not in ("Not found", "That did not work", "Something went wrong"), f"{path} answered an error page: {heading}")
+    # The header on one line at this window's 1280 px: the sign-out button level with the brand.
+    brand = driver.find_elements(By.CSS_SELECTOR, "header .brand")
+    button = driver.find_elements(By.CSS_SELECTOR, "header form button")
+    if brand and button:
+        top, bottom = brand[0].rect["y"], brand[0].rect["y"] + brand[0].rect["height"]
+        check(button[0].rect["y"] < bottom and button[0].rect["y"] + button[0].rect["height"] > top,
+              f"{path}: the header wraps the sign-out button onto another line at 1280 px")
+    # Every drawn point of a chart says its day and value on hover.
+    for chart in driver.find_elements(By.CSS_SELECTOR, "svg.chart"):
+        points = chart.find_elements(By.CSS_SELECTOR, "circle.point")
+        titled = chart.find_elements(By.CSS_SELECTOR, "circle.point > title")
+        check(len(points) == len(titled), f"{path}: a chart point has no title")
+    name = urllib.parse.urlsplit(path).path.removeprefix("/dashboard").strip("/").replace("/", "_") or "apps"
+    name = name.replace(app, "app").replace(fresh, "fresh-app") + ("_" + urllib.parse.urlsplit(path).query.split("type=")[1] if "type=" in path else "")
+    driver.save_screenshot(str(shots / f"{name}.png"))
     return heading
 
 
@@ -146,6 +168,15 @@ try:
     for path in paths:
         open_page(path)
 
+    # Two apps: the list shows both. The one without customers says what to do first, with its notification URL.
+    open_page("/dashboard")
+    listed = [a.get_attribute("href") for a in driver.find_elements(By.CSS_SELECTOR, "main li a")]
+    check(any(link.endswith(f"/dashboard/apps/{app}") for link in listed) and any(link.endswith(f"/dashboard/apps/{fresh}") for link in listed),
+          f"the app list shows {listed}")
+    open_page(f"/dashboard/apps/{fresh}?environment={environment}")
+    steps = driver.find_elements(By.CSS_SELECTOR, "#first-steps [data-field=notificationURL]")
+    check(steps and steps[0].text.endswith(f"/v1/apps/{fresh}/notifications/appstore"), "a new app's overview does not say where notifications go")
+
     # A metric page's table is the API's series (the same defaults: the 30 days up to tomorrow, by day).
     for metric in ["mrr", "revenue", "activeSubscriptions", "trialConversion"]:
         open_page(f"/dashboard/apps/{app}/metrics/{metric}?environment={environment}")
@@ -177,6 +208,18 @@ try:
     wait_for_url("/raw/")
     console_errors("raw")
     check(driver.find_elements(By.CSS_SELECTOR, "pre"), "the raw page shows no data")
+    # The customer list: newest first, each status the API's for that customer; the status filter keeps its own.
+    open_page(f"/dashboard/apps/{app}/customers?environment={environment}")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#customer-list tbody tr")
+    check(len(rows) > 0, "the customer list is empty")
+    for row in rows[:5]:
+        shown = row.find_element(By.CSS_SELECTOR, '[data-field="status"]').text
+        listed = row.find_element(By.CSS_SELECTOR, "a").text
+        state = api(f"/v1/customers/{urllib.parse.quote(listed)}?environment={environment}")["state"]
+        check(shown == state, f"customer {listed}: the list says {shown}, the API {state}")
+    open_page(f"/dashboard/apps/{app}/customers?environment={environment}&status=active")
+    statuses = {cell.text for cell in driver.find_elements(By.CSS_SELECTOR, '#customer-list [data-field="status"]')}
+    check(statuses == {"active"}, f"the active filter shows {statuses}")
     open_page(f"/dashboard/apps/{app}/customers?environment={environment}")
     driver.find_element(By.NAME, "q").send_keys(name)
     driver.find_element(By.CSS_SELECTOR, "form.controls button").click()
@@ -241,4 +284,4 @@ finally:
 if failures:
     print(f"browser test: {len(failures)} failure(s)")
     sys.exit(1)
-print(f"browser test: every page opened in Chromium, numbers equal to the API's, CSV downloaded; screenshot {screenshot}")
+print(f"browser test: every page opened in Chromium, numbers equal to the API's, CSV downloaded; screenshots {screenshot} and {shots}/")

@@ -9,6 +9,27 @@ public enum Metric: String, CaseIterable, Codable, Hashable, Sendable {
     }
 
     /// One line on what it measures; `docs/metrics.md` gives the formula.
+    /// The metric's name in words, as the dashboard titles its page.
+    public var title: String {
+        switch self {
+        case .mrr: "MRR"
+        case .arr: "ARR"
+        case .activeSubscriptions: "Active subscriptions"
+        case .activeTrials: "Active trials"
+        case .newTrials: "New trials"
+        case .newPaidSubscriptions: "New paid subscriptions"
+        case .trialConversion: "Trial conversion"
+        case .churn: "Churn"
+        case .revenue: "Revenue"
+        case .refundRate: "Refund rate"
+        case .freeTrials: "Free trials"
+        case .retention: "Retention"
+        case .ltv: "Lifetime value"
+        case .billing: "Billing issues"
+        case .refundRequests: "Refund requests"
+        }
+    }
+
     public var summary: String {
         switch self {
         case .mrr: "Monthly recurring revenue at the end of each interval: paid, unexpired subscriptions' prices per month (USD)."

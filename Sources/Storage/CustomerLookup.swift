@@ -109,3 +109,72 @@ extension StorageSession {
             receivedAt: try row.decode(column: "received_at", as: Int64.self))
     }
 }
+
+/// A line of an app's customer list: who, since when, their state in one environment (its JSON, as stored), what
+/// they spent there and when they last bought.
+public struct CustomerListRow: Sendable, Hashable {
+    public var customerId: String
+    /// The first app user id, nil for a customer known only from Apple's notifications.
+    public var appUserId: String?
+    public var anonymous: Bool
+    public var createdAt: Int64
+    /// The stored state of the environment, nil before any was computed there.
+    public var state: String?
+    /// Σ (price − refund) × USD rate over the paid, not family-shared ledger rows of the environment; nil: none, or
+    /// none with a rate.
+    public var spentUSD: Double?
+    public var lastPurchaseAt: Int64?
+}
+
+/// Where a customer list page starts: after this customer, in the list's order (newest first).
+public struct CustomerListCursor: Sendable, Hashable {
+    public var createdAt: Int64
+    public var customerId: String
+
+    public init(createdAt: Int64, customerId: String) {
+        self.createdAt = createdAt
+        self.customerId = customerId
+    }
+}
+
+extension StorageSession {
+    /// An app's customers, newest first, with their state in `environment`; only those whose state's `state` is
+    /// `status` when given (`new` also takes customers without a computed state); after `cursor` when given.
+    public func customerList(
+        app appId: String, environment: String, status: String?, after cursor: CustomerListCursor?, limit: Int
+    ) async throws -> [CustomerListRow] {
+        let stateField: SQLQueryString =
+            kind == .postgres ? "(s.state::jsonb ->> 'state')" : "json_extract(s.state, '$.state')"
+        var filter: SQLQueryString = "c.app_id = \(bind: appId)"
+        if let cursor {
+            filter =
+                "\(filter) AND (c.created_at < \(bind: cursor.createdAt) OR (c.created_at = \(bind: cursor.createdAt) AND c.id < \(bind: cursor.customerId)))"
+        }
+        if let status {
+            filter =
+                status == "new"
+                ? "\(filter) AND (s.state IS NULL OR \(stateField) = \(bind: status))" : "\(filter) AND \(stateField) = \(bind: status)"
+        }
+        let query: SQLQueryString = """
+            SELECT c.id AS customer_id, c.anonymous, c.created_at, s.state,
+                (SELECT u.app_user_id FROM app_users u WHERE u.customer_id = c.id ORDER BY u.created_at, u.app_user_id LIMIT 1) AS app_user_id,
+                (SELECT SUM((l.price - COALESCE(l.refund_amount, 0)) * l.usd_rate / 1000.0) FROM ledger l
+                    WHERE l.customer_id = c.id AND l.environment = \(bind: environment) AND l.price > 0 AND l.family_shared = 0
+                    AND l.usd_rate IS NOT NULL) AS spent_usd,
+                (SELECT MAX(l.start_at) FROM ledger l WHERE l.customer_id = c.id AND l.environment = \(bind: environment)) AS last_purchase_at
+            FROM customers c LEFT JOIN customer_states s ON s.customer_id = c.id AND s.environment = \(bind: environment)
+            WHERE \(filter)
+            ORDER BY c.created_at DESC, c.id DESC LIMIT \(bind: limit)
+            """
+        return try await sql.raw(query).all().map { row in
+            CustomerListRow(
+                customerId: try row.decode(column: "customer_id", as: String.self),
+                appUserId: try row.decode(column: "app_user_id", as: String?.self),
+                anonymous: try row.decode(column: "anonymous", as: Int64.self) != 0,
+                createdAt: try row.decode(column: "created_at", as: Int64.self),
+                state: try row.decode(column: "state", as: String?.self),
+                spentUSD: try row.decode(column: "spent_usd", as: Double?.self),
+                lastPurchaseAt: try row.decode(column: "last_purchase_at", as: Int64?.self))
+        }
+    }
+}

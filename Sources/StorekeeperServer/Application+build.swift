@@ -66,7 +66,8 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
         .addRoutes(customers.adminRoutes)
         .addRoutes(analytics.rateRoutes)
 
-    let dashboard = DashboardController(core: core)
+    // The dashboard: sessions and HTML errors around every page; sign-in and sign-out open to anyone; the rest behind
+    // a signed-in user, every posted form's CSRF token checked; an app's pages with their app resolved once.
     let cookie = SessionCookieParameters(
         name: OpenAPIDocument.sessionCookie, path: DashboardPaths.root, secure: secureCookies, sameSite: .strict)
     let pages = router.group(RouterPath(DashboardPaths.root), context: DashboardContext.self)
@@ -75,8 +76,17 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
             middleware: SessionMiddleware<DashboardContext>(
                 storage: sessions,
                 configuration: .init(
-                    sessionCookieParameters: cookie, keyPrefix: "dashboard.", defaultSessionExpiration: DashboardController.sessionLength)))
-    pages.addRoutes(dashboard.publicRoutes)
-    pages.group().add(middleware: DashboardSignedIn(accounts: core.dashboardAccounts)).addRoutes(dashboard.pageRoutes)
+                    sessionCookieParameters: cookie, keyPrefix: "dashboard.",
+                    defaultSessionExpiration: DashboardSignInController.sessionLength)))
+    pages.addRoutes(DashboardSignInController(core: core).routes)
+    let signedIn = pages.group().add(middleware: DashboardSignedIn(accounts: core.dashboardAccounts)).add(middleware: DashboardFormGuard())
+    let analyticsPages = DashboardAnalyticsController(core: core)
+    signedIn.addRoutes(analyticsPages.listRoutes)
+    signedIn.group("apps/:appId").add(middleware: DashboardAppScope(apps: core.apps))
+        .addRoutes(analyticsPages.appRoutes)
+        .addRoutes(DashboardCustomersController(core: core).appRoutes)
+        .addRoutes(DashboardIntegrationsController(core: core).appRoutes)
+        .addRoutes(DashboardExperimentsController(core: core).appRoutes)
+        .addRoutes(DashboardRefundsController(core: core).appRoutes)
     return router
 }

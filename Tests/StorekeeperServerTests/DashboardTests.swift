@@ -88,7 +88,7 @@ struct DashboardTests {
             let overview = try await Self.get(client, "/dashboard/apps/\(h.app.appId)", cookie: cookie)
             #expect(overview.status == .ok)
             let html = String(buffer: overview.body)
-            #expect(html.contains("Sign out ops@example.com"))
+            #expect(html.contains("title=\"Signed in as ops@example.com\">Sign out"))
             #expect(html.contains("Sandbox data"))
             #expect(overview.headers[values: .contentSecurityPolicy].first?.contains("default-src 'none'") == true)
 
@@ -206,13 +206,24 @@ struct DashboardTests {
             // Every answer is checked against the OpenAPI document, as the API tests do.
             let client = ConformingClient(base: base)
             let (_, cookie) = try await Self.signIn(client, email: "ops@example.com", password: Self.password)
-            let list = String(buffer: try await Self.get(client, "/dashboard", cookie: cookie).body)
-            #expect(list.contains(h.app.appId) && !list.contains(other.appId))
+            // One app: the list is its overview.
+            let list = try await Self.get(client, "/dashboard", cookie: cookie)
+            #expect(list.status == .seeOther && list.headers[.location] == "/dashboard/apps/\(h.app.appId)")
             for path in ["", "/metrics/mrr", "/customers", "/events", "/trials"] {
                 let response = try await Self.get(client, "/dashboard/apps/\(other.appId)\(path)", cookie: cookie)
                 #expect(response.status == .notFound, "\(path)")
                 #expect(!String(buffer: response.body).contains("com.example.other"))
             }
+            // Two apps: both listed. The one without customers yet says what to do first: where Apple's notifications go.
+            _ = try await h.core.dashboardAccounts.create(
+                email: "both@example.com", password: Self.password, apps: [h.app.appId, other.appId], allApps: false, cost: 4)
+            let (_, both) = try await Self.signIn(client, email: "both@example.com", password: Self.password)
+            let apps = try await Self.get(client, "/dashboard", cookie: both)
+            #expect(apps.status == .ok)
+            #expect(String(buffer: apps.body).contains(h.app.appId) && String(buffer: apps.body).contains(other.appId))
+            let fresh = String(buffer: try await Self.get(client, "/dashboard/apps/\(other.appId)", cookie: both).body)
+            #expect(fresh.contains(#"id="first-steps""#))
+            #expect(fresh.contains("/v1/apps/\(other.appId)/notifications/appstore</code>"))
         }
         await h.close()
     }
@@ -245,6 +256,7 @@ struct DashboardTests {
             #expect(Self.figure("activeSubscriptions", overview) == Double(api.activeSubscriptions))
             #expect(Self.figure("mrr", overview) == api.mrr)
             #expect(Self.figure("revenueLast30Days", overview) == api.revenueLast30Days)
+            #expect(!overview.contains(#"id="first-steps""#))
 
             let query = "from=2026-01-01&to=2026-03-01&interval=week"
             let page = try await Self.get(client, "\(base)/metrics/activeSubscriptions?\(query)&environment=Sandbox", cookie: cookie)
@@ -282,6 +294,18 @@ struct DashboardTests {
             #expect(byName.headers[.location] == customerPath)
             let none = String(buffer: try await Self.get(client, "\(base)/customers?q=nobody", cookie: cookie).body)
             #expect(none.contains("No customer goes by “nobody”."))
+
+            // The list: alice, active on pro.monthly, with what she paid (USD); not among the inactive; bad filters 400.
+            let listed = String(buffer: try await Self.get(client, "\(base)/customers?environment=Sandbox", cookie: cookie).body)
+            let row = try #require(listed.components(separatedBy: "<tr data-customer=").dropFirst().first)
+            #expect(row.contains(">alice</a>") && row.contains(#"<td data-field="status">active</td>"#) && row.contains("pro.monthly"))
+            #expect(Self.values(field: "spent", listed).first.map { $0 > 0 } == true)
+            let inactive = String(buffer: try await Self.get(client, "\(base)/customers?status=inactive", cookie: cookie).body)
+            #expect(!inactive.contains(">alice</a>") && inactive.contains("No customers with this status yet."))
+            #expect(try await Self.get(client, "\(base)/customers?status=gone", cookie: cookie).status == .badRequest)
+            #expect(try await Self.get(client, "\(base)/customers?after=yesterday", cookie: cookie).status == .badRequest)
+            let older = String(buffer: try await Self.get(client, "\(base)/customers?after=1:cus_", cookie: cookie).body)
+            #expect(!older.contains(">alice</a>"))
 
             let events = String(buffer: try await Self.get(client, "\(base)/events?type=subscription_started", cookie: cookie).body)
             #expect(events.contains(#"<td data-field="type">subscription_started</td>"#))

@@ -40,6 +40,38 @@ public struct RawFact: Sendable {
     public var signed: String?
 }
 
+/// A customer a search found: its id and every app user id it goes by.
+public struct CustomerMatch: Sendable, Hashable {
+    public var customerId: String
+    public var appUserIds: [String]
+}
+
+/// A line of the customer list: who, their status and main product in one environment, what they spent there (USD,
+/// net of refunds), when they last bought, and since when they are known.
+public struct CustomerListing: Sendable, Hashable {
+    public var customerId: String
+    public var appUserId: String?
+    public var anonymous: Bool
+    public var firstSeen: Int64
+    public var status: CustomerStatus
+    /// The product of the subscription that gives access now, else the latest subscription's, else the latest other
+    /// purchase's.
+    public var productId: String?
+    public var spentUSD: Double?
+    public var lastPurchaseAt: Int64?
+    /// Where the next page starts.
+    public var cursor: CustomerListCursor { CustomerListCursor(createdAt: firstSeen, customerId: customerId) }
+}
+
+/// One of an app's latest events, with where it stands in the stream and whether later facts retracted it.
+public struct EventListing: Sendable {
+    public var seq: Int64
+    public var event: SubscriptionEvent
+    public var customerId: String
+    public var recordedAt: Int64
+    public var retracted: Bool
+}
+
 /// What the dashboard shows of an app's customers and events, for people who can see the app: search by any name,
 /// a customer's dossier, a fact's raw signed data, the latest events.
 public struct CustomerInspection: Sendable {
@@ -50,15 +82,43 @@ public struct CustomerInspection: Sendable {
     let reads: CustomerReads
 
     /// Customers named by a customer id, app user id, alias, original transaction id or transaction id.
-    public func find(_ text: String, app: AppRuntime) async throws -> [(customerId: String, appUserIds: [String])] {
+    public func find(_ text: String, app: AppRuntime) async throws -> [CustomerMatch] {
         let text = text.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty else { return [] }
         return try await database.reading { session in
-            var found: [(String, [String])] = []
+            var found: [CustomerMatch] = []
             for id in try await session.findCustomers(app: app.id, text: text) {
-                found.append((id, try await session.appUserIds(customer: id)))
+                found.append(CustomerMatch(customerId: id, appUserIds: try await session.appUserIds(customer: id)))
             }
             return found
+        }
+    }
+
+    /// An app's customers, newest first, with their status in `environment` (only those of `status`, when given);
+    /// `after` pages on from the previous page's last line.
+    public func customers(
+        app: AppRuntime, environment: Environment, status: CustomerStatus?, after: CustomerListCursor?, limit: Int
+    ) async throws -> [CustomerListing] {
+        let rows = try await database.reading {
+            try await $0.customerList(
+                app: app.id, environment: environment.rawValue, status: status?.rawValue, after: after, limit: limit)
+        }
+        return try rows.map { row in
+            var listing = CustomerListing(
+                customerId: row.customerId, appUserId: row.appUserId, anonymous: row.anonymous, firstSeen: row.createdAt,
+                status: .new, productId: nil, spentUSD: row.spentUSD, lastPurchaseAt: row.lastPurchaseAt)
+            if let json = row.state {
+                let state: CustomerState
+                do { state = try Self.decoder.decode(CustomerState.self, from: Data(json.utf8)) } catch {
+                    throw CoreError.internalError("customer \(row.customerId)'s stored state does not decode")
+                }
+                listing.status = state.state
+                let subscription =
+                    state.subscriptions.first { $0.grantsAccess } ?? state.subscriptions.max { $0.purchaseDate < $1.purchaseDate }
+                listing.productId =
+                    subscription?.productId ?? state.nonSubscriptions.max { $0.purchaseDate < $1.purchaseDate }?.productId
+            }
+            return listing
         }
     }
 
@@ -138,7 +198,7 @@ public struct CustomerInspection: Sendable {
 
     /// The latest events of an app in one environment, newest first; `before` pages back (a `seq`).
     public func latestEvents(app: AppRuntime, environment: Environment, type: SubscriptionEventType?, before: Int64?, limit: Int)
-        async throws -> [(seq: Int64, event: SubscriptionEvent, customerId: String, recordedAt: Int64, retracted: Bool)]
+        async throws -> [EventListing]
     {
         let records = try await database.reading {
             try await $0.latestEvents(app: app.id, environment: environment.rawValue, type: type?.rawValue, before: before, limit: limit)
@@ -146,7 +206,9 @@ public struct CustomerInspection: Sendable {
         return try records.map { record in
             do {
                 let event = try Self.decoder.decode(SubscriptionEvent.self, from: Data(record.payload.utf8))
-                return (record.seq ?? 0, event, record.customerId, record.recordedAt, record.retractedAt != nil)
+                return EventListing(
+                    seq: record.seq ?? 0, event: event, customerId: record.customerId, recordedAt: record.recordedAt,
+                    retracted: record.retractedAt != nil)
             } catch {
                 throw CoreError.internalError("stored event \(record.eventId) does not decode")
             }

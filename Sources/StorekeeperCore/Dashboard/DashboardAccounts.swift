@@ -113,6 +113,16 @@ public struct DashboardAccounts: Sendable {
         try await database.reading { try await $0.dashboardUser(id: id) }.map(DashboardUser.init)
     }
 
+    /// The apps a user may see that exist, in the order stored (an operator's: every app).
+    public func visibleApps(of user: DashboardUser, from apps: AppRegistry) async throws -> [AppRuntime] {
+        let ids = user.allApps ? try await database.reading { try await $0.apps() }.map(\.id) : user.apps
+        var visible: [AppRuntime] = []
+        for id in ids {
+            do { visible.append(try await apps.app(id: id)) } catch CoreError.appNotFound { continue }
+        }
+        return visible
+    }
+
     public func users() async throws -> [DashboardUser] {
         try await database.reading { try await $0.dashboardUsers() }.map(DashboardUser.init)
     }

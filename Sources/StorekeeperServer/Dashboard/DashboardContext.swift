@@ -11,23 +11,33 @@ public struct DashboardSession: Codable, Sendable, Equatable {
     static func anonymous() -> DashboardSession { DashboardSession(userId: nil, csrf: CSRFToken.make()) }
 }
 
-/// The context of the dashboard's pages: the session (hummingbird-auth's middleware loads and saves it) and the
-/// signed-in user once `DashboardSignedIn` has run.
+/// The context of the dashboard's pages: the session (hummingbird-auth's middleware loads and saves it), the
+/// signed-in user once `DashboardSignedIn` has run, and the app of an app's page once `DashboardAppScope` has run.
+/// A form posted to a signed-in page has had its session's CSRF token checked by `DashboardFormGuard` before its
+/// handler runs.
 public struct DashboardContext: ChildRequestContext, SessionRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let sessions: SessionContext<DashboardSession>
     public var user: DashboardUser?
+    var appScope: DashboardScope?
 
     public init(context: ServerContext) throws {
         coreContext = context.coreContext
         sessions = SessionContext()
         user = nil
+        appScope = nil
     }
 
     /// The signed-in user (the pages behind `DashboardSignedIn` always have one).
     func signedIn() throws -> DashboardUser {
         guard let user else { throw DashboardRedirect.signIn(next: nil) }
         return user
+    }
+
+    /// The app of the page, its environment and the page's chrome (the pages under `apps/:appId` always have one).
+    func scope() throws -> DashboardScope {
+        guard let appScope else { throw CoreError.internalError("a dashboard app page ran without DashboardAppScope") }
+        return appScope
     }
 }
 

@@ -6,13 +6,13 @@ import StorekeeperCore
 
 /// What every signed-in page shows around its content: who is signed in (and the sign-out form's token), the app's
 /// pages, the environment switch, and the sandbox label.
-struct DashboardChrome {
-    struct Link {
+struct DashboardChrome: Sendable {
+    struct Link: Sendable {
         var name: String
         var href: String
         var current: Bool
     }
-    struct AppNavigation {
+    struct AppNavigation: Sendable {
         var links: [Link]
         var environments: [Link]
     }
@@ -98,11 +98,16 @@ struct SeriesView {
         }
     }
 
-    /// Plain words for what currencies without a rate leave out.
+    /// Plain words for what currencies without a rate leave out of a figure (named as its card or page names it).
     static func unconvertedWarning(_ unconverted: [String: Double], figure: String) -> String? {
         guard !unconverted.isEmpty else { return nil }
         let list = unconverted.sorted { $0.key < $1.key }.map { "\($0.key) \(DashboardFormat.money($0.value))" }.joined(separator: ", ")
         return "\(figure) leaves out \(list): no exchange rate to USD is loaded for it (storekeeper rates import, or PUT /v1/rates)."
+    }
+
+    /// A chart's title: the metric's words, "(USD)" for money, and what the chart covers.
+    static func title(_ metric: Metric, _ range: String) -> String {
+        metric.title + (kind(metric, "value") == .money ? " (USD)" : "") + ", " + range
     }
 }
 

@@ -1,6 +1,6 @@
 /// A line chart of one series, drawn on the server as inline SVG (no script, no CDN): a zero-based value axis with
-/// round ticks, the first, middle and last day under it, and a title that screen readers announce. The page puts the
-/// same numbers in a table beside it.
+/// round ticks, the first, middle and last day under it, a title that screen readers announce, and each point's day and
+/// value on hover (an SVG `<title>` per point). The page puts the same numbers in a table beside it.
 struct SVGChart {
     var id: String
     var title: String
@@ -54,6 +54,13 @@ struct SVGChart {
             svg += "<circle class=\"line\" cx=\"\(xy[0])\" cy=\"\(xy[1])\" r=\"3\"/>"
         } else if !points.isEmpty {
             svg += "<polyline class=\"line\" fill=\"none\" points=\"\(points.joined(separator: " "))\"/>"
+        }
+        // Every point answers a hover with its day and value (a <title> shows as a tooltip: no script).
+        for (index, value) in values.enumerated() where value.isFinite && index < labels.count {
+            svg += """
+                <circle class="point" cx="\(Self.format(x(index)))" cy="\(Self.format(y(value)))" r="4"><title>\
+                \(DashboardFormat.escaped(labels[index])): \(DashboardFormat.escaped(DashboardFormat.value(value, kind: kind)))</title></circle>
+                """
         }
         return svg + "</svg>"
     }

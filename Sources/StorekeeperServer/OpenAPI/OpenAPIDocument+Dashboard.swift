@@ -106,7 +106,10 @@ extension OpenAPIDocument {
                 get: .init(
                     summary: "The apps the signed-in user may see.",
                     responses: merged(
-                        [200: html("The list of apps."), 303: seeOther("No session: to the sign-in page.")], errorPages(503)),
+                        [
+                            200: html("The list of apps."),
+                            303: seeOther("No session: to the sign-in page; a user who may see one app: to its overview."),
+                        ], errorPages(503)),
                     security: [[.component(named: "dashboardSession"): []]])),
             OpenAPI.Path(rawValue: base): page(
                 "The overview: the headline numbers and the last 90 days of MRR, actives, trials and revenue."),
@@ -132,8 +135,13 @@ extension OpenAPIDocument {
             OpenAPI.Path(rawValue: base + "/trials"): page(
                 "The free-trials report and the trial-conversion cohorts of the last twelve months."),
             OpenAPI.Path(rawValue: base + "/customers"): page(
-                "Finds customers by customer id, app user id, alias, original transaction id or transaction id.",
-                parameters: [query("q", .string, "What to look for.")],
+                "The app's customers, newest first (status, product, spend net of refunds, last purchase), 50 a page, by status; "
+                    + "and the search by customer id, app user id, alias, original transaction id or transaction id.",
+                parameters: [
+                    query("q", .string, "What to look for."),
+                    query("status", .string(allowedValues: "", "new", "active", "inactive"), "Only customers of this status (empty: all)."),
+                    query("after", .string(pattern: "^[0-9]{1,18}:.+$"), "The previous page's last customer (the Older link)."),
+                ],
                 redirect: "To the one customer the search found; without a session, to the sign-in page."),
             OpenAPI.Path(rawValue: base + "/customers/{customerId}"): page(
                 "A customer: state, entitlements, subscriptions and a timeline with the raw signed data one click away.",
