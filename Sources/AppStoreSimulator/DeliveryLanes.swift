@@ -1,4 +1,4 @@
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// Sends notifications over several connections at once, as the App Store does for an app with many customers, while
 /// each customer's go in the order given: a customer's notifications always take the same lane, and a lane sends
@@ -19,7 +19,7 @@ public final class DeliveryLanes: Sendable {
         var failures: Int
     }
 
-    private struct State {
+    fileprivate struct State {
         /// Submitted and not yet answered.
         var inFlight = 0
         var finished: [Attempt] = []
@@ -31,7 +31,7 @@ public final class DeliveryLanes: Sendable {
     /// The most attempts submitted and not yet answered: the player waits beyond it (memory stays bounded).
     let limit: Int
     private let lanes: [AsyncStream<Job>.Continuation]
-    private let state = NIOLockedValueBox(State())
+    private let state = SharedState()
 
     /// `count` lanes (at least one) posting with `send`.
     public init(count: Int, send: @escaping WebhookSender) {
@@ -50,7 +50,7 @@ public final class DeliveryLanes: Sendable {
             Task { [state] in
                 for await job in stream {
                     let status = await send(job.notification)
-                    let waiters = state.withLockedValue { state -> [CheckedContinuation<Void, Never>] in
+                    let waiters = state.mutex.withLock { state -> [CheckedContinuation<Void, Never>] in
                         state.finished.append(Attempt(notification: job.notification, now: job.now, failures: job.failures, status: status))
                         state.inFlight -= 1
                         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -83,14 +83,14 @@ public final class DeliveryLanes: Sendable {
     /// Queues an attempt on its customer's lane, once fewer than `limit` are under way.
     func submit(_ notification: SimulatedNotification, now: Int64, failures: Int) async {
         while true {
-            let admitted = state.withLockedValue { state -> Bool in
+            let admitted = state.mutex.withLock { state -> Bool in
                 guard state.inFlight < limit else { return false }
                 state.inFlight += 1
                 return true
             }
             if admitted { break }
             await withCheckedContinuation { continuation in
-                let roomAlready = state.withLockedValue { state -> Bool in
+                let roomAlready = state.mutex.withLock { state -> Bool in
                     if state.inFlight < limit { return true }
                     state.waitingForRoom.append(continuation)
                     return false
@@ -103,7 +103,7 @@ public final class DeliveryLanes: Sendable {
 
     /// The attempts answered since the last call, in the order they were answered.
     func collect() -> [Attempt] {
-        state.withLockedValue { state in
+        state.mutex.withLock { state in
             defer { state.finished = [] }
             return state.finished
         }
@@ -112,7 +112,7 @@ public final class DeliveryLanes: Sendable {
     /// Waits until every submitted attempt has been answered.
     func idle() async {
         await withCheckedContinuation { continuation in
-            let idleAlready = state.withLockedValue { state -> Bool in
+            let idleAlready = state.mutex.withLock { state -> Bool in
                 if state.inFlight == 0 { return true }
                 state.waitingForIdle.append(continuation)
                 return false
@@ -120,4 +120,9 @@ public final class DeliveryLanes: Sendable {
             if idleAlready { continuation.resume() }
         }
     }
+}
+
+/// The lanes' state behind a lock, in a class the lanes' tasks share (a `Mutex` itself cannot be captured).
+private final class SharedState: Sendable {
+    let mutex = Mutex(DeliveryLanes.State())
 }
