@@ -19,7 +19,9 @@ struct SVGChart {
         let plotWidth = Self.width - Self.left - Self.right
         let plotHeight = Self.height - Self.top - Self.bottom
         let finite = values.filter(\.isFinite)
-        let (low, high, step) = Self.axis(min: min(0, finite.min() ?? 0), max: max(0, finite.max() ?? 0))
+        var (low, high, step) = Self.axis(min: min(0, finite.min() ?? 0), max: max(0, finite.max() ?? 0))
+        // Counts tick in whole numbers (an empty chart of subscriptions reads 0, 1, not 0.25 …).
+        if kind == .count, step < 1 { (high, step) = (max(high.rounded(.up), low + 1), 1) }
         func x(_ index: Int) -> Double {
             values.count <= 1 ? Self.left + plotWidth / 2 : Self.left + plotWidth * Double(index) / Double(values.count - 1)
         }
