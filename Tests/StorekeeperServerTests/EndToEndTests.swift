@@ -285,10 +285,13 @@ struct EndToEndReconciliationTests {
     }
 
     @Test(
-        "a population of 2,000 customers over a year: every state on the server equals the simulator's, every event reaches a webhook",
+        "a population over a year (2,000 customers on SQLite, 1,000 on PostgreSQL): every state on the server equals the simulator's, every event reaches a webhook",
         arguments: TestDatabase.available)
     func population(database: TestDatabase) async throws {
-        let scenario = Population(customers: 2000, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
+        // The year's lifecycles are the same on both databases: SQLite gets the larger crowd, PostgreSQL enough to run
+        // every path through its SQL (CI's time is the cost of each customer, twice).
+        let customers = database == .sqlite ? 2000 : 1000
+        let scenario = Population(customers: customers, days: 365, seed: 42).scenario(catalog: EndToEndTests.catalog)
         let h = try await Harness.make(database, catalog: EndToEndTests.catalog)
         let receiver = FakeDestination()
         try await receiver.serve { url in
@@ -298,8 +301,10 @@ struct EndToEndReconciliationTests {
                 for step in scenario.steps { try await rig.player.play(step, lenient: true) }
                 try await rig.player.advance(to: at(365))
                 let summary = await rig.store.with { $0.summary() }
-                #expect(summary.customers == 2000)
-                #expect(summary.active > 100 && summary.expired > 100 && summary.billingRetry + summary.revoked > 0, "\(summary)")
+                #expect(summary.customers == customers)
+                #expect(
+                    summary.active > customers / 20 && summary.expired > customers / 20 && summary.billingRetry + summary.revoked > 0,
+                    "\(summary)")
                 #expect(rig.player.skipped.count < scenario.steps.count / 4)
                 let differences = try await rig.differences(client, events: false)
                 #expect(differences.isEmpty, "\(differences.count) customers differ:\n\(differences.prefix(5).joined(separator: "\n"))")
@@ -313,7 +318,7 @@ struct EndToEndReconciliationTests {
                     } ?? 0
                 }
                 let events = try await IntegrationTests.storedEvents(h)
-                #expect(events.count > 5_000, "the year records many events: \(events.count)")
+                #expect(events.count > customers * 5 / 2, "the year records many events: \(events.count)")
                 try await eventually("every delivery received", seconds: 120) {
                     Set(receiver.received.compactMap { $0.header("webhook-id") }).count >= versions
                 }
