@@ -7,17 +7,24 @@ let package = Package(
     name: "StorekeeperBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(name: "storekeeper", path: ".."),
+        // The pure modules and what signs (the SDKTesting trait): the server's packages (NIO, AsyncHTTPClient, the
+        // databases) are not built for these benchmarks, so CI builds them in a few minutes.
+        .package(name: "storekeeper", path: "..", traits: ["SDKTesting"]),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
+        // What every micro-benchmark measures, and its thresholds' tolerances.
+        .target(
+            name: "BenchmarkSettings", dependencies: [.product(name: "Benchmark", package: "benchmark")],
+            path: "Benchmarks/BenchmarkSettings"),
         .executableTarget(
             name: "AppStoreBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSettings",
                 .product(name: "AppStore", package: "storekeeper"),
                 .product(name: "AppStoreSimulator", package: "storekeeper"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -29,6 +36,7 @@ let package = Package(
             name: "EntitlementsBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSettings",
                 .product(name: "AppStore", package: "storekeeper"),
                 .product(name: "Entitlements", package: "storekeeper"),
             ],
@@ -39,6 +47,7 @@ let package = Package(
             name: "ExperimentsBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSettings",
                 .product(name: "Experiments", package: "storekeeper"),
             ],
             path: "Benchmarks/ExperimentsBenchmarks",
@@ -50,6 +59,7 @@ let package = Package(
             name: "SDKBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
+                "BenchmarkSettings",
                 .product(name: "StorekeeperSDK", package: "storekeeper"),
                 .product(name: "Entitlements", package: "storekeeper"),
                 .product(name: "AppStoreModels", package: "storekeeper"),

@@ -1,6 +1,7 @@
 import AppStore
 import AppStoreSimulator
 import Benchmark
+import BenchmarkSettings
 import Crypto
 import Foundation
 
@@ -82,13 +83,7 @@ struct Fixture {
 }
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.throughput, .wallClock],
-        warmupIterations: 5,
-        scalingFactor: .kilo,
-        maxDuration: .seconds(5),
-        maxIterations: 1_000_000
-    )
+    Benchmark.defaultConfiguration = BenchmarkSettings.configuration(warmupIterations: 5, scalingFactor: .kilo)
 
     let fixture: Fixture
     let warm: SignedDataVerifier

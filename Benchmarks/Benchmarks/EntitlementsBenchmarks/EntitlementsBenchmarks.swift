@@ -1,5 +1,6 @@
 import AppStore
 import Benchmark
+import BenchmarkSettings
 import Entitlements
 import Foundation
 
@@ -80,7 +81,7 @@ func customer(renewals: Int, chains: Int) -> [Fact] {
 }
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(metrics: [.throughput, .wallClock], warmupIterations: 10, maxDuration: .seconds(5))
+    Benchmark.defaultConfiguration = BenchmarkSettings.configuration(warmupIterations: 10)
 
     let catalog: Catalog
     do {

@@ -1,13 +1,10 @@
 import Benchmark
+import BenchmarkSettings
 import Experiments
 import Foundation
 
 let benchmarks: @Sendable () -> Void = {
-    Benchmark.defaultConfiguration = .init(
-        metrics: [.throughput, .wallClock],
-        warmupIterations: 3,
-        maxDuration: .seconds(5)
-    )
+    Benchmark.defaultConfiguration = BenchmarkSettings.configuration(warmupIterations: 3)
 
     var definition = ExperimentDefinition(
         key: "paywall-2026",

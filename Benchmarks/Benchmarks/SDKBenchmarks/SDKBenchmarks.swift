@@ -1,5 +1,6 @@
 import AppStoreModels
 import Benchmark
+import BenchmarkSettings
 import Crypto
 import Entitlements
 import Foundation
@@ -90,7 +91,7 @@ let catalog: Catalog = {
 }()
 
 nonisolated(unsafe) let benchmarks = {
-    Benchmark.defaultConfiguration = .init(metrics: [.wallClock, .throughput, .mallocCountTotal], maxDuration: .seconds(3))
+    Benchmark.defaultConfiguration = BenchmarkSettings.configuration(warmupIterations: 1)
 
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storekeeper-sdk-bench-\(UUID().uuidString)")
 
