@@ -45,7 +45,7 @@ urllib.request.urlopen(request).read()
 PY
   rm -f imported
   echo "== $format: $customers customers over $days days ($configuration build)"
-  "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.import \
+  "$bin" simulate population --state "$work/sim" --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.import \
     --drop 1 --api-port "$api" --export-ids "ids-$format" --export-format "$format" --verify-after imported \
     --webhook "$base/v1/apps/$app/notifications/appstore" --verify-with "$sk" > "simulate-$format.log" 2>&1 &
   simulator=$!

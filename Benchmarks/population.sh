@@ -29,7 +29,7 @@ run() {  # $1: label, $2: database URL or path
   pk=$(python3 -c "import json,sys;print(json.load(open('app-$1.json'))['publicKey'])")
   serve "$bin" "serve-$1.log" --database-url "$2" --log-level warning
   echo "== $1 ($configuration build, $customers customers over $days days, concurrency ${CONCURRENCY:-1})"
-  "$bin" simulate population --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.load \
+  "$bin" simulate population --state "$work/sim" --customers "$customers" --days "$days" --seed 42 --bundle-id com.example.load \
     --concurrency "${CONCURRENCY:-1}" \
     --webhook "$base/v1/apps/$app/notifications/appstore" --verify-with "$pk" 2>/dev/null | tail -5
   kill "$server"; wait "$server" 2>/dev/null || true

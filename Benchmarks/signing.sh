@@ -33,7 +33,7 @@ app=$("$bin" apps create --database-url "$url" --bundle-id com.example.load --en
 app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
 public_key=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["publicKey"])')
 bench_server "$url" "$work/serve-populate.log"
-"$bin" simulate population --customers "$customers" --days 90 --bundle-id com.example.load --export-ids ids.csv \
+"$bin" simulate population --state "$work/sim" --customers "$customers" --days 90 --bundle-id com.example.load --export-ids ids.csv \
     --webhook "http://127.0.0.1:$port/v1/apps/$app_id/notifications/appstore" > /dev/null
 kill -TERM "$pid"
 wait "$pid" || true
