@@ -138,6 +138,11 @@ public struct CustomerListCursor: Sendable, Hashable {
 }
 
 extension StorageSession {
+    /// Whether an app has any customer at all (one indexed row read, not the list's sort and sums).
+    public func hasCustomers(app appId: String) async throws -> Bool {
+        try await sql.select().column("id").from("customers").where("app_id", .equal, appId).limit(1).first() != nil
+    }
+
     /// An app's customers, newest first, with their state in `environment`; only those whose state's `state` is
     /// `status` when given (`new` also takes customers without a computed state); after `cursor` when given.
     public func customerList(

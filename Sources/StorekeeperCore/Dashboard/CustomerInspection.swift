@@ -94,6 +94,11 @@ public struct CustomerInspection: Sendable {
         }
     }
 
+    /// Whether the app has any customer yet (a new app's overview says what to do first).
+    public func hasCustomers(app: AppRuntime) async throws -> Bool {
+        try await database.reading { try await $0.hasCustomers(app: app.id) }
+    }
+
     /// An app's customers, newest first, with their status in `environment` (only those of `status`, when given);
     /// `after` pages on from the previous page's last line.
     public func customers(

@@ -53,9 +53,7 @@ struct DashboardAnalyticsController {
             SeriesView.unconvertedWarning(amounts, figure: cards.first { $0.key == figure }?.label ?? figure)
         }
         let rates = try await core.analytics.ratesNote(feedURL: core.settings.ratesURL)
-        let isNew = try await core.inspection.customers(
-            app: scope.app, environment: scope.environment, status: nil, after: nil, limit: 1
-        ).isEmpty
+        let isNew = try await !core.inspection.hasCustomers(app: scope.app)
         let page = OverviewPage(
             title: scope.app.config.bundleId, bundleId: scope.app.config.bundleId, chrome: scope.chrome, cards: cards,
             charts: charts, warnings: warnings, rates: rates,
