@@ -194,6 +194,15 @@ public struct AccessState: Codable, Hashable, Sendable {
     public var productId: String?
     /// The transaction behind it: the original transaction id of a subscription, the transaction id otherwise.
     public var transactionId: String?
+    /// In a state that covers several environments (``CustomerState/combining(_:current:)``): the environment of the
+    /// access shown. Absent in a one-environment state.
+    public var environment: Environment? = nil
+    /// In a state that covers several environments: the access in each of them, by Apple's spelling of the
+    /// environment (an environment where nothing ever gave it is absent). Absent in a one-environment state.
+    public var environments: [String: AccessState]? = nil
+    /// In a state that covers several environments, when the caller said which one it runs in: whether the access is
+    /// active there. Absent otherwise.
+    public var activeInCurrentEnvironment: Bool? = nil
 
     public init(active: Bool, expiresDate: Timestamp?, productId: String?, transactionId: String?) {
         self.active = active
@@ -208,6 +217,9 @@ public struct AccessState: Codable, Hashable, Sendable {
         try c.encode(expiresDate, forKey: .expiresDate)
         try c.encode(productId, forKey: .productId)
         try c.encode(transactionId, forKey: .transactionId)
+        try c.encodeIfPresent(environment, forKey: .environment)
+        try c.encodeIfPresent(environments, forKey: .environments)
+        try c.encodeIfPresent(activeInCurrentEnvironment, forKey: .activeInCurrentEnvironment)
     }
 }
 
@@ -218,6 +230,9 @@ public struct GroupState: Codable, Hashable, Sendable {
     public var status: RenewalState
     public var active: Bool
     public var expiresDate: Timestamp?
+    /// In a state that covers several environments: the environment of the subscription that counts. Absent in a
+    /// one-environment state.
+    public var environment: Environment? = nil
 }
 
 /// Whether the App Store would give the customer an introductory offer in a group.
