@@ -345,7 +345,8 @@ struct SimulationSession {
     func compare(_ name: String, appUserId: String, key: String) async throws -> String? {
         let truth = await store.with { $0.truth(of: name) }
         guard let truth else { return "the simulator does not know \(name)" }
-        let (status, body) = try await fetch(TruthCheck.customerPath(appUserId), key: key)
+        // In the environment it simulated: an app that takes Production and Sandbox answers for both unless asked.
+        let (status, body) = try await fetch(TruthCheck.customerPath(appUserId) + "?environment=\(app.environment.rawValue)", key: key)
         guard status == 200 else { return "HTTP \(status): \(String(decoding: body, as: UTF8.self))" }
         return TruthCheck.compare(customerBody: body, truth: truth, catalog: app.catalog)
     }

@@ -47,12 +47,12 @@ public struct AppRuntime: Sendable {
 
     /// Parses a requested environment (`?environment=`), which must be one of the app's, in any case (`sandbox` or
     /// Apple's `Sandbox`); nil is the default.
-    public func environment(_ requested: String?) throws(CoreError) -> Environment {
+    public func environment(_ requested: String?, field: String = "environment") throws(CoreError) -> Environment {
         guard let requested else { return defaultEnvironment }
         guard let match = config.allowedEnvironments.first(where: { $0.rawValue.caseInsensitiveCompare(requested) == .orderedSame })
         else {
             throw .invalidInput(
-                field: "environment",
+                field: field,
                 "'\(requested)' is not one of this app's: \(config.environments.joined(separator: ", "))")
         }
         return match

@@ -50,6 +50,46 @@ public struct CustomerReads: Sendable {
         return CustomerRead(customerId: found.customerId, snapshot: snapshot)
     }
 
+    /// The state of the customer an app user id names, as `view` covers it: one environment (the read above), or every
+    /// environment of the app combined (each read as above, the combination cached until any of them changes).
+    public func state(of appUserId: String, caller: Caller, view: StateView) async throws -> CustomerRead {
+        guard case .every(let environments, let current) = view, let first = environments.first else {
+            return try await state(of: appUserId, caller: caller, environment: view.environment)
+        }
+        let read = try await state(of: appUserId, caller: caller, environment: first)
+        guard let customerId = read.customerId else {
+            return CustomerRead(customerId: nil, snapshot: try cache.newCustomer(caller.app, view: view))
+        }
+        // The first environment's state is in the cache now: the combination reads it from there.
+        return CustomerRead(
+            customerId: customerId,
+            snapshot: try await combined(customerId: customerId, app: caller.app, environments: environments, current: current))
+    }
+
+    /// The state of a known customer (nil: one never seen), as `view` covers it.
+    public func state(customerId: String?, app: AppRuntime, view: StateView) async throws -> StateSnapshot {
+        guard case .every(let environments, let current) = view, let customerId else {
+            guard let customerId else { return try cache.newCustomer(app, view: view) }
+            return try await state(customerId: customerId, app: app, environment: view.environment)
+        }
+        return try await combined(customerId: customerId, app: app, environments: environments, current: current)
+    }
+
+    /// Every environment's state of a customer as one.
+    private func combined(customerId: String, app: AppRuntime, environments: [Environment], current: Environment?) async throws
+        -> StateSnapshot
+    {
+        let now = clock().millisecondsSince1970
+        if let hit = cache.combinedState(customer: customerId, current: current, now: now) { return hit }
+        let writesBefore = cache.stateWrites
+        var parts: [StateSnapshot] = []
+        parts.reserveCapacity(environments.count)
+        for environment in environments { parts.append(try await state(customerId: customerId, app: app, environment: environment)) }
+        let snapshot = try StateSnapshot.combining(parts, environments: environments, current: current)
+        cache.rememberCombined(customer: customerId, current: current, snapshot, writesBefore: writesBefore)
+        return snapshot
+    }
+
     /// The state of a known customer (nil: one never seen).
     public func state(customerId: String?, app: AppRuntime, environment: Environment) async throws -> StateSnapshot {
         let now = clock().millisecondsSince1970

@@ -15,6 +15,16 @@ public final class CustomerStateCache: Sendable {
     private let states = NIOLockedValueBox<[String: StateSnapshot]>([:])
     private let customerIds = NIOLockedValueBox<[String: (customerId: String, at: UInt64)]>([:])
     private let newCustomers = NIOLockedValueBox<[String: StateSnapshot]>([:])
+    /// States that cover several environments, per customer and then per the caller's environment ("" when unsaid):
+    /// dropped whole with any of the customer's states.
+    private let combined = NIOLockedValueBox<CombinedStates>(CombinedStates())
+
+    /// The combined states, and a count of this process's state writes: a combination read from parts before a write
+    /// and stored after it would outlive the write, so it is stored only if no write came between.
+    struct CombinedStates {
+        var byCustomer: [String: [String: StateSnapshot]] = [:]
+        var writes: UInt64 = 0
+    }
     /// Past this many entries a map is emptied (a bound on memory, not an LRU).
     private let capacity = 200_000
 
@@ -46,8 +56,13 @@ public final class CustomerStateCache: Sendable {
         }
     }
 
-    /// After a commit: the new states (one per environment of the app) replace the cached ones.
+    /// After a commit: the new states (one per environment of the app) replace the cached ones, and the states that
+    /// combined the old ones are dropped.
     func remember(_ recomputed: RecomputedCustomer) {
+        combined.withLockedValue {
+            $0.writes &+= 1
+            _ = $0.byCustomer.removeValue(forKey: recomputed.customerId)
+        }
         for (environment, snapshot) in recomputed.states {
             remember(customer: recomputed.customerId, environment: environment, snapshot)
         }
@@ -56,6 +71,30 @@ public final class CustomerStateCache: Sendable {
     /// Drops every cached state (after a catalog or configuration change).
     func forgetStates() {
         states.withLockedValue { $0.removeAll() }
+        combined.withLockedValue {
+            $0.writes &+= 1
+            $0.byCustomer.removeAll()
+        }
+    }
+
+    /// A state covering several environments, still fresh and current at `now`.
+    func combinedState(customer customerId: String, current: Environment?, now: Int64) -> StateSnapshot? {
+        guard let hit = combined.withLockedValue({ $0.byCustomer[customerId]?[current?.rawValue ?? ""] }), isFresh(hit.madeAt),
+            hit.isCurrent(at: now)
+        else { return nil }
+        return hit
+    }
+
+    /// The count of state writes so far, read before the parts of a combination are.
+    var stateWrites: UInt64 { combined.withLockedValue { $0.writes } }
+
+    /// Keeps a combination, unless a state was written since `writesBefore` (it may be older than that write).
+    func rememberCombined(customer customerId: String, current: Environment?, _ snapshot: StateSnapshot, writesBefore: UInt64) {
+        combined.withLockedValue { cache in
+            guard cache.writes == writesBefore else { return }
+            if cache.byCustomer.count >= capacity { cache.byCustomer.removeAll(keepingCapacity: true) }
+            cache.byCustomer[customerId, default: [:]][current?.rawValue ?? ""] = snapshot
+        }
     }
 
     func customerId(app appId: String, appUserId: String) -> String? {
@@ -104,6 +143,18 @@ public final class CustomerStateCache: Sendable {
         settledNames.withLockedValue { names in
             if names[appId]?.generation != generation { names[appId] = (generation, [:]) }
         }
+    }
+
+    /// The state of a customer the server has never heard of, as `view` covers it.
+    func newCustomer(_ app: AppRuntime, view: StateView) throws(CoreError) -> StateSnapshot {
+        guard case .every(let environments, let current) = view else { return try newCustomer(app, environment: view.environment) }
+        let key = app.id + "|*" + (current?.rawValue ?? "") + "|" + String(app.updatedAt)
+        if let hit = newCustomers.withLockedValue({ $0[key] }) { return hit }
+        var parts: [StateSnapshot] = []
+        for environment in environments { parts.append(try newCustomer(app, environment: environment)) }
+        let snapshot = try StateSnapshot.combining(parts, environments: environments, current: current)
+        newCustomers.withLockedValue { $0[key] = snapshot }
+        return snapshot
     }
 
     /// The state of a customer the server has never heard of (no facts), per app configuration and environment.

@@ -20,12 +20,24 @@ public struct StateSnapshot: Sendable {
 
     private static let decoder = JSONDecoder()
 
-    init(state: CustomerState) throws(CoreError) {
+    init(state: CustomerState, madeAt: UInt64 = Freshness.now) throws(CoreError) {
         do { json = Array(try JSONEncoder.sortedKeys.encode(state)) } catch { throw .internalError("the state does not encode: \(error)") }
         decoded = state
         etag = Self.etag(json)
         nextChangeAt = state.nextChangeAt?.millisecondsSince1970
-        madeAt = Freshness.now
+        self.madeAt = madeAt
+    }
+
+    /// The states of several environments (in `environments`' order) as one (``CustomerState/combining(_:current:)``),
+    /// as fresh as the stalest of them.
+    static func combining(_ parts: [StateSnapshot], environments: [Environment], current: Environment?) throws(CoreError) -> StateSnapshot {
+        var states: [EnvironmentState] = []
+        states.reserveCapacity(parts.count)
+        for (part, environment) in zip(parts, environments) {
+            states.append(EnvironmentState(environment: environment, state: try part.state()))
+        }
+        return try StateSnapshot(
+            state: CustomerState.combining(states, current: current), madeAt: parts.map(\.madeAt).min() ?? Freshness.now)
     }
 
     /// A stored state: its JSON and the `nextChangeAt` stored beside it, read by a read begun at `readAt`.

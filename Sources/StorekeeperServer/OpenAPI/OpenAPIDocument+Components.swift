@@ -61,6 +61,17 @@ extension OpenAPIDocument {
                 "Environment": .parameter(
                     name: "environment", context: .query(schema: environmentInputSchema),
                     description: "One of the app's environments (400 for another). Default: the app's first."),
+                "StateEnvironment": .parameter(
+                    name: "environment", context: .query(schema: environmentInputSchema),
+                    description:
+                        "Narrows the answer to one of the app's environments (400 for another). Default: every environment the app "
+                        + "accepts, combined: access paid for in any of them is active (an app of one environment: that one)."),
+                "CurrentEnvironment": .parameter(
+                    name: "currentEnvironment", context: .query(schema: environmentInputSchema),
+                    description:
+                        "The environment the caller runs in (the SDK reads it from StoreKit), one of the app's (400 for another): it "
+                        + "never narrows the answer, it sets each access's activeInCurrentEnvironment and whose offer eligibility is "
+                        + "shown. After a purchase, the purchase's environment when not given."),
                 "After": .parameter(
                     name: "after", context: .query(schema: .string(pattern: cursorPattern)),
                     description: "The nextCursor of the previous page (0: from the start)."),
@@ -134,10 +145,22 @@ extension OpenAPIDocument {
 
     static let accessSchema = JSONSchema.object(
         properties: [
-            "active": .boolean(required: false),
+            "active": .boolean(required: false, description: "Active in any environment the answer covers."),
             "expiresDate": .integer(required: false, nullable: true),
             "productId": .string(required: false, nullable: true),
             "transactionId": .string(required: false, nullable: true),
+            "environment": .string(
+                required: false, description: "In an answer covering several environments: the environment of the access shown.",
+                allowedValues: Environment.known.map { .init($0.rawValue) }),
+            "environments": .object(
+                required: false,
+                description:
+                    "In an answer covering several environments: the access in each (active, expiresDate, productId, transactionId), "
+                    + "by environment; one where nothing ever gave it is absent.",
+                additionalProperties: .b(.object)),
+            "activeInCurrentEnvironment": .boolean(
+                required: false,
+                description: "In an answer covering several environments, with currentEnvironment: whether it is active there."),
         ])
 
     static let customerSchema = JSONSchema.object(
@@ -149,7 +172,12 @@ extension OpenAPIDocument {
                 description:
                     "The UUID to pass as StoreKit's appAccountToken purchase option: Apple's notifications carrying it find this customer."
             ),
-            "environment": .string,
+            "environment": .string(
+                description: "The caller's environment (currentEnvironment, or a purchase's), else the one asked for, else the app's first."
+            ),
+            "environments": .array(
+                description: "The environments the answer covers: the one asked for, else every environment the app accepts.",
+                items: .string),
             "requestDate": .integer(description: "Server time, epoch ms: clients must not trust the device clock."),
             "transferred": .boolean(
                 required: false, description: "After a post: purchases moved here from another customer (the app's transfer policy)."),

@@ -144,7 +144,7 @@ extension OpenAPIDocument {
                 get: .init(
                     summary: "The customer's state, for proactive restore at launch (public or secret key).",
                     parameters: [
-                        parameter("AppUserId"), parameter("Environment"),
+                        parameter("AppUserId"), parameter("StateEnvironment"), parameter("CurrentEnvironment"),
                         .parameter(.init(name: "If-None-Match", context: .header(schema: .string))),
                         .parameter(
                             .init(
@@ -157,7 +157,7 @@ extension OpenAPIDocument {
                 post: .init(
                     summary:
                         "Posts a purchase (a StoreKit 2 signed transaction or an app receipt) and returns the state (public or secret key).",
-                    parameters: [parameter("PostingAppUserId"), parameter("Environment")],
+                    parameters: [parameter("PostingAppUserId"), parameter("StateEnvironment"), parameter("CurrentEnvironment")],
                     requestBody: body(
                         .one(of: [
                             .object(
@@ -169,7 +169,7 @@ extension OpenAPIDocument {
                 post: .init(
                     summary:
                         "Makes another app user id (an anonymous one) a name of this customer, merging its purchases (public or secret key).",
-                    parameters: [parameter("PostingAppUserId"), parameter("Environment")],
+                    parameters: [parameter("PostingAppUserId"), parameter("StateEnvironment"), parameter("CurrentEnvironment")],
                     requestBody: body(.object(properties: ["alias": appUserIdSchema])),
                     responses: merged([200: .reference(.component(named: "Customer"))], errors(409, 413), customerErrors))),
             "/v1/customers/{appUserId}/offers/promotional": .init(
@@ -203,7 +203,7 @@ extension OpenAPIDocument {
             "/v1/subscribers/{appUserId}": .init(
                 get: .init(
                     summary: "RevenueCat's v1 subscriber shape (the subset in the README), for migrations (secret key).",
-                    parameters: [parameter("AppUserId"), parameter("Environment")],
+                    parameters: [parameter("AppUserId"), parameter("StateEnvironment")],
                     responses: merged(
                         [
                             200: json(

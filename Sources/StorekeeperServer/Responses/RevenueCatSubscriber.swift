@@ -11,8 +11,10 @@ import Foundation
 /// sends it, never a missing key. What is documented but left out is listed in the README.
 ///
 /// Entitlements follow RevenueCat's meaning: every entitlement the customer ever had stays listed with its
-/// `expires_date` (in the past once it lapsed), and `expires_date: null` means access for life, so a refunded
-/// one-time purchase, which gives nothing any more, is not listed.
+/// `expires_date` (in the past once it lapsed), and `expires_date: null` means access for life; a refunded one-time
+/// purchase's entitlement stays listed, expired at the refund, and the purchase stays in `non_subscriptions`. Every
+/// entitlement's product is a key of `subscriptions` or `non_subscriptions` (RevenueCat's clients drop one whose
+/// product is not), also a product the customer changed away from inside a subscription.
 struct RevenueCatSubscriber: Codable {
     struct Entitlement: Codable {
         var expires_date: String?
@@ -105,7 +107,7 @@ struct RevenueCatSubscriber: Codable {
     var request_date_ms: Int64
     var subscriber: Subscriber
 
-    init(state: CustomerState, appUserId: String, environment: Environment, requestDate: Int64, firstSeen: Int64) {
+    init(state: CustomerState, appUserId: String, requestDate: Int64, firstSeen: Int64) {
         let iso = Self.iso
         var subscriptions: [String: Subscription] = [:]
         // One entry per product: the latest subscription of it, as RevenueCat keys them.
@@ -121,8 +123,23 @@ struct RevenueCatSubscriber: Codable {
                 ownership_type: s.ownership == .familyShared ? "FAMILY_SHARED" : "PURCHASED",
                 store_transaction_id: s.transactionId)
         }
+        // A product the customer moved away from inside a subscription (an upgrade, a downgrade, a crossgrade) keeps its
+        // own entry, as RevenueCat keys subscriptions by product: an entitlement it gave names it, and RevenueCat's
+        // clients drop an entitlement whose product is not listed.
+        for (productId, access) in state.products where subscriptions[productId] == nil {
+            guard let s = state.subscriptions.first(where: { $0.originalTransactionId == access.transactionId }) else { continue }
+            var expires = access.expiresDate?.millisecondsSince1970
+            if !access.active { expires = expires.map { min($0, requestDate) } }
+            subscriptions[productId] = Subscription(
+                expires_date: expires.map { iso(Timestamp(millisecondsSince1970: $0)) },
+                purchase_date: iso(s.originalPurchaseDate ?? s.purchaseDate), original_purchase_date: s.originalPurchaseDate.map(iso),
+                period_type: "normal", is_sandbox: s.environment != .production, unsubscribe_detected_at: nil,
+                billing_issues_detected_at: nil, grace_period_expires_date: nil, refunded_at: s.revocation.map { iso($0.date) },
+                ownership_type: s.ownership == .familyShared ? "FAMILY_SHARED" : "PURCHASED", store_transaction_id: s.transactionId)
+        }
         var nonSubscriptions: [String: [NonSubscription]] = [:]
-        for n in state.nonSubscriptions where n.revocation == nil {
+        // A refunded one-time purchase stays listed (its entitlement is listed too, expired at the refund).
+        for n in state.nonSubscriptions {
             nonSubscriptions[n.productId, default: []].append(
                 NonSubscription(
                     id: n.transactionId, is_sandbox: n.environment != .production, purchase_date: iso(n.purchaseDate),
@@ -163,8 +180,14 @@ struct RevenueCatSubscriber: Codable {
                 grace_period_expires_date: subscription.gracePeriodExpiresDate.map(iso), product_identifier: productId,
                 purchase_date: iso(subscription.purchaseDate))
         }
-        guard let purchase = state.nonSubscriptions.first(where: { $0.transactionId == transactionId }), purchase.revocation == nil
-        else { return nil }
+        guard let purchase = state.nonSubscriptions.first(where: { $0.transactionId == transactionId }) else { return nil }
+        if let revocation = purchase.revocation {
+            // Refunded: listed, expired when the refund came (RevenueCat lists expired entitlements with their product).
+            let ended = min(revocation.date.millisecondsSince1970, now)
+            return Entitlement(
+                expires_date: iso(Timestamp(millisecondsSince1970: ended)), grace_period_expires_date: nil, product_identifier: productId,
+                purchase_date: iso(purchase.purchaseDate))
+        }
         if !access.active, (access.expiresDate?.millisecondsSince1970 ?? .max) > now { return nil }
         return Entitlement(
             expires_date: access.expiresDate.map(iso), grace_period_expires_date: nil, product_identifier: productId,

@@ -6,7 +6,7 @@ import NIOCore
 import StorekeeperCore
 
 /// A customer's state as the customer API answers: the state's JSON with `appUserId`, `appId`, `appAccountToken`,
-/// `environment` and `requestDate` (server time) in front (and `transferred` after a post that moved purchases from
+/// `environment`, `environments` (what the answer covers) and `requestDate` (server time) in front (and `transferred` after a post that moved purchases from
 /// another customer), an ETag of the state, and a Cache-Control that never outlives `nextChangeAt`. The stored JSON is
 /// sent as it is, never decoded and encoded again.
 struct StateResponse {
@@ -15,7 +15,8 @@ struct StateResponse {
     var appId: String
     /// The UUID the SDK gives StoreKit's purchase option for this app user id.
     var appAccountToken: String
-    var environment: AppStore.Environment
+    /// What the answer covers: one environment, or every environment of the app.
+    var view: StateView
     var requestDate: Int64
     /// Whether the post moved purchases from another named customer (the app's `transfer` policy).
     var transferred: Bool? = nil
@@ -37,11 +38,18 @@ struct StateResponse {
         var body: [UInt8] = []
         body.reserveCapacity(snapshot.json.count + 128)
         body += Array("{\"appUserId\":".utf8)
-        body += (try? JSONEncoder.sortedKeys.encode(appUserId)).map(Array.init) ?? Array("\"\"".utf8)
+        body += Self.jsonString(appUserId)
         body += Array(",\"appId\":".utf8)
-        body += (try? JSONEncoder.sortedKeys.encode(appId)).map(Array.init) ?? Array("\"\"".utf8)
+        body += Self.jsonString(appId)
         body += Array(",\"appAccountToken\":\"\(appAccountToken)\"".utf8)
-        body += Array(",\"environment\":\"\(environment.rawValue)\",\"requestDate\":\(requestDate)".utf8)
+        body += Array(",\"environment\":".utf8)
+        body += Self.jsonString(view.environment.rawValue)
+        body += Array(",\"environments\":[".utf8)
+        for (index, environment) in view.environments.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += Self.jsonString(environment.rawValue)
+        }
+        body += Array("],\"requestDate\":\(requestDate)".utf8)
         if let transferred { body += Array(",\"transferred\":\(transferred)".utf8) }
         if snapshot.json.count > 2 {
             body.append(UInt8(ascii: ","))
@@ -51,5 +59,10 @@ struct StateResponse {
         }
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// A string as a JSON string literal.
+    private static func jsonString(_ text: String) -> [UInt8] {
+        (try? JSONEncoder.sortedKeys.encode(text)).map(Array.init) ?? Array("\"\"".utf8)
     }
 }

@@ -26,13 +26,24 @@ struct CustomerController {
         return routes
     }
 
+    /// What a customer answer covers: `?environment=` narrows it to one environment; without it, every environment
+    /// the app accepts; `?currentEnvironment=` says which one the caller runs in (`activeInCurrentEnvironment`).
+    static func view(_ request: Request, app: AppRuntime, current fallback: AppStore.Environment? = nil) throws -> StateView {
+        let parameters = request.uri.queryParameters
+        var view = try app.stateView(environment: parameters.get("environment"), current: parameters.get("currentEnvironment"))
+        if case .every(let environments, .none) = view, let fallback, environments.contains(fallback) {
+            view = .every(environments, current: fallback)
+        }
+        return view
+    }
+
     @Sendable func getCustomer(_ request: Request, context: CustomerContext) async throws -> Response {
         let appUserId = try Self.appUserId(context)
-        let environment = try context.caller.app.environment(request.uri.queryParameters.get("environment"))
-        let read = try await core.customers.state(of: appUserId, caller: context.caller, environment: environment)
+        let view = try Self.view(request, app: context.caller.app)
+        let read = try await core.customers.state(of: appUserId, caller: context.caller, view: view)
         return StateResponse(
             snapshot: read.snapshot, appUserId: appUserId, appId: context.caller.app.id,
-            appAccountToken: try await core.accountTokens.token(for: appUserId, app: context.caller.app.id), environment: environment,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: context.caller.app.id), view: view,
             requestDate: core.now
         ).response(to: request)
     }
@@ -40,16 +51,19 @@ struct CustomerController {
     @Sendable func postTransaction(_ request: Request, context: CustomerContext) async throws -> Response {
         let app = context.caller.app
         let appUserId = try Self.appUserId(context)
-        let requested = request.uri.queryParameters.get("environment")
-        var environment = try app.environment(requested)
+        var view = try Self.view(request, app: app)
         let posted = try await request.decode(as: PostedPurchase.self, context: context)
         let linked = try await core.purchases.post(posted, app: app, appUserId: appUserId)
-        // Without ?environment=, the answer is for the environment the purchase came from.
-        if requested == nil, let purchaseEnvironment = linked.environment { environment = purchaseEnvironment }
-        let snapshot = try await core.customers.state(customerId: linked.customerId, app: app, environment: environment)
+        // Without ?environment=, the answer covers every environment, the purchase's being the caller's unless it
+        // said otherwise (an app of one environment: the purchase's, as it always was).
+        if request.uri.queryParameters.get("environment") == nil {
+            view = try Self.view(request, app: app, current: linked.environment)
+            if case .one = view, let purchaseEnvironment = linked.environment { view = .one(purchaseEnvironment) }
+        }
+        let snapshot = try await core.customers.state(customerId: linked.customerId, app: app, view: view)
         return StateResponse(
             snapshot: snapshot, appUserId: appUserId, appId: app.id,
-            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), environment: environment,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), view: view,
             requestDate: core.now, transferred: linked.transferred
         ).response(to: request)
     }
@@ -59,13 +73,13 @@ struct CustomerController {
     @Sendable func postAlias(_ request: Request, context: CustomerContext) async throws -> Response {
         let app = context.caller.app
         let appUserId = try Self.appUserId(context)
-        let environment = try app.environment(request.uri.queryParameters.get("environment"))
+        let view = try Self.view(request, app: app)
         let body = try await request.decode(as: AliasBody.self, context: context)
         let customerId = try await core.purchases.alias(body.alias, of: appUserId, caller: context.caller)
-        let snapshot = try await core.customers.state(customerId: customerId, app: app, environment: environment)
+        let snapshot = try await core.customers.state(customerId: customerId, app: app, view: view)
         return StateResponse(
             snapshot: snapshot, appUserId: appUserId, appId: app.id,
-            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), environment: environment,
+            appAccountToken: try await core.accountTokens.token(for: appUserId, app: app.id), view: view,
             requestDate: core.now
         ).response(to: request)
     }
@@ -89,14 +103,13 @@ struct CustomerController {
 
     @Sendable func subscriber(_ request: Request, context: AdminContext) async throws -> RevenueCatSubscriber {
         let appUserId = try Self.appUserId(context)
-        let environment = try context.app.environment(request.uri.queryParameters.get("environment"))
+        let view = try Self.view(request, app: context.app)
         let customerId = try await core.customers.customerId(of: appUserId, app: context.app)
-        let snapshot = try await core.customers.state(customerId: customerId, app: context.app, environment: environment)
+        let snapshot = try await core.customers.state(customerId: customerId, app: context.app, view: view)
         let now = core.now
         var firstSeen: Int64?
         if let customerId { firstSeen = try await core.customers.firstSeen(customerId: customerId) }
-        return RevenueCatSubscriber(
-            state: try snapshot.state(), appUserId: appUserId, environment: environment, requestDate: now, firstSeen: firstSeen ?? now)
+        return RevenueCatSubscriber(state: try snapshot.state(), appUserId: appUserId, requestDate: now, firstSeen: firstSeen ?? now)
     }
 
     /// The path's app user id, percent-decoded.
