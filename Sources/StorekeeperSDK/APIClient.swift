@@ -62,38 +62,47 @@ struct APIClient: Sendable {
         case notModified(CustomerInfo.Verification)
     }
 
-    func customer(_ appUserId: String, etag: String?) async throws(StorekeeperError) -> Fetched {
+    /// The customer's state in every environment the app accepts; `environment` (where this copy of the app runs, when
+    /// the store told) marks which one is the device's, for `activeInCurrentEnvironment`.
+    func customer(_ appUserId: String, etag: String?, environment: CustomerInfo.Environment?) async throws(StorekeeperError) -> Fetched {
         var request = request("GET", "v1/customers", appUserId)
+        Self.add("currentEnvironment", environment, to: &request)
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         let answer = try await send(request)
         if answer.response.statusCode == 304 { return .notModified(answer.verification) }
-        return .info(try customerInfo(answer), etag: answer.response.value(forHTTPHeaderField: "ETag"))
+        return .info(try customerInfo(answer, environment: environment), etag: answer.response.value(forHTTPHeaderField: "ETag"))
     }
 
-    /// The customer info of an answer, marked with how it verified.
-    private func customerInfo(_ answer: Answer) throws(StorekeeperError) -> CustomerInfo {
+    /// The customer info of an answer, marked with how it verified and with the environment the device runs in.
+    private func customerInfo(_ answer: Answer, environment: CustomerInfo.Environment?) throws(StorekeeperError) -> CustomerInfo {
         var info = try decode(CustomerInfo.self, answer.data)
         info.verification = answer.verification
+        info.currentEnvironment = environment
         return info
     }
 
     struct PostedTransaction: Encodable { var signedTransaction: String }
 
     /// Posts a signed transaction; the idempotency key is the same on every retry of one purchase.
-    func post(transaction jws: String, for appUserId: String, idempotencyKey: String) async throws(StorekeeperError) -> CustomerInfo {
+    func post(
+        transaction jws: String, for appUserId: String, idempotencyKey: String, environment: CustomerInfo.Environment?
+    ) async throws(StorekeeperError) -> CustomerInfo {
         var request = request("POST", "v1/customers", appUserId, "transactions")
+        Self.add("currentEnvironment", environment, to: &request)
         request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key")
         request.httpBody = try encode(PostedTransaction(signedTransaction: jws))
-        return try customerInfo(try await send(request))
+        return try customerInfo(try await send(request), environment: environment)
     }
 
     struct AliasBody: Encodable { var alias: String }
 
     /// Makes `alias` (the anonymous id) a name of `appUserId`'s customer, merging its purchases.
-    func alias(_ alias: String, of appUserId: String) async throws(StorekeeperError) -> CustomerInfo {
+    func alias(_ alias: String, of appUserId: String, environment: CustomerInfo.Environment?) async throws(StorekeeperError) -> CustomerInfo
+    {
         var request = request("POST", "v1/customers", appUserId, "alias")
+        Self.add("currentEnvironment", environment, to: &request)
         request.httpBody = try encode(AliasBody(alias: alias))
-        return try customerInfo(try await send(request))
+        return try customerInfo(try await send(request), environment: environment)
     }
 
     func catalog(app appId: String) async throws(StorekeeperError) -> Catalog {
@@ -104,8 +113,14 @@ struct APIClient: Sendable {
         try decode(ExperimentDefinitionSet.self, try await send(request("GET", "v1/apps", appId, "experiments", "definitions")).data)
     }
 
-    func placement(_ placementId: String, for appUserId: String) async throws(StorekeeperError) -> Placement {
-        try decode(Placement.self, try await send(request("GET", "v1/customers", appUserId, "placements", placementId)).data)
+    /// The placement's paywall; `environment` is where the exposure that may follow counts (a sandbox tester's never
+    /// moves a Production test).
+    func placement(_ placementId: String, for appUserId: String, environment: CustomerInfo.Environment?) async throws(StorekeeperError)
+        -> Placement
+    {
+        var request = request("GET", "v1/customers", appUserId, "placements", placementId)
+        Self.add("environment", environment, to: &request)
+        return try decode(Placement.self, try await send(request).data)
     }
 
     struct OfferBody: Encodable {
@@ -113,8 +128,11 @@ struct APIClient: Sendable {
         var offerId: String
     }
 
-    func promotionalOffer(_ offer: OfferBody, for appUserId: String) async throws(StorekeeperError) -> PromotionalOfferSignature {
+    func promotionalOffer(
+        _ offer: OfferBody, for appUserId: String, environment: CustomerInfo.Environment?
+    ) async throws(StorekeeperError) -> PromotionalOfferSignature {
         var request = request("POST", "v1/customers", appUserId, "offers", "promotional")
+        Self.add("environment", environment, to: &request)
         request.httpBody = try encode(offer)
         return try decode(PromotionalOfferSignature.self, try await send(request).data)
     }
@@ -126,13 +144,23 @@ struct APIClient: Sendable {
         var placement: String
     }
 
-    func expose(_ exposure: ExposureBody, for appUserId: String) async throws(StorekeeperError) {
+    func expose(_ exposure: ExposureBody, for appUserId: String, environment: CustomerInfo.Environment?) async throws(StorekeeperError) {
         var request = request("POST", "v1/customers", appUserId, "exposures")
+        Self.add("environment", environment, to: &request)
         request.httpBody = try encode(exposure)
         _ = try await send(request)
     }
 
     // MARK: plumbing
+
+    /// Adds `name=<environment>` to the request's query, when the environment is known.
+    static func add(_ name: String, _ environment: CustomerInfo.Environment?, to request: inout URLRequest) {
+        guard let environment, let url = request.url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return
+        }
+        components.queryItems = (components.queryItems ?? []) + [URLQueryItem(name: name, value: environment.rawValue)]
+        if let withQuery = components.url { request.url = withQuery }
+    }
 
     /// A request to `baseURL` + the segments, each percent-encoded as one path segment.
     private func request(_ method: String, _ prefix: String, _ segments: String...) -> URLRequest {

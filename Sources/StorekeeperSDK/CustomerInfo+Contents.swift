@@ -40,6 +40,9 @@ extension CustomerInfo {
         public var productId: String?
         /// The transaction behind it: a subscription's original transaction id, else the purchase's transaction id.
         public var transactionId: String?
+        /// The environment of the purchase behind it, in an answer that covers several (an app taking Production and
+        /// Sandbox); nil in an answer for one environment, which is `CustomerInfo.environment`.
+        public var environment: Environment?
     }
 
     /// One auto-renewable subscription: the transactions that share an original transaction id.
@@ -104,6 +107,8 @@ extension CustomerInfo {
         public var revocationDate: Date?
         /// Whether it was upgraded away from (it grants nothing any more).
         public var isUpgraded: Bool
+        /// The environment it was bought in.
+        public var environment: Environment?
         /// Whether it gives access (active, or in its grace period) by the server's answer.
         public var grantsAccess: Bool { state == .active || state == .gracePeriod }
     }
@@ -139,6 +144,8 @@ extension CustomerInfo {
         public var isFamilyShared: Bool
         /// When Apple refunded or revoked it.
         public var revocationDate: Date?
+        /// The environment it was bought in.
+        public var environment: Environment?
     }
 
     /// Whether the customer has, had or never had a purchase that unlocks something.
@@ -179,7 +186,11 @@ extension CustomerInfo {
     static func access(_ access: AccessState, at now: Int64) -> Access {
         Access(
             isActive: grants(access, at: now), expiresDate: date(access.expiresDate), productId: access.productId,
-            transactionId: access.transactionId)
+            transactionId: access.transactionId, environment: environment(access.environment))
+    }
+
+    static func environment(_ environment: AppStoreModels.Environment?) -> Environment? {
+        environment.flatMap { Environment(rawValue: $0.rawValue) }
     }
 
     static func subscription(_ subscription: SubscriptionState) -> Subscription {
@@ -207,7 +218,8 @@ extension CustomerInfo {
             originalPurchaseDate: date(subscription.originalPurchaseDate), expiresDate: date(subscription.expiresDate),
             willRenew: subscription.willRenew, renewsIntoProductId: subscription.autoRenewProductId,
             gracePeriodExpiresDate: date(subscription.gracePeriodExpiresDate), isFamilyShared: subscription.ownership == .familyShared,
-            revocationDate: date(subscription.revocation?.date), isUpgraded: subscription.isUpgraded)
+            revocationDate: date(subscription.revocation?.date), isUpgraded: subscription.isUpgraded,
+            environment: environment(subscription.environment))
     }
 
     static func purchase(_ purchase: NonSubscriptionState) -> Purchase {
@@ -223,6 +235,6 @@ extension CustomerInfo {
             transactionId: purchase.transactionId, productId: purchase.productId, kind: kind,
             purchaseDate: date(purchase.purchaseDate) ?? Date(timeIntervalSince1970: 0), expiresDate: date(purchase.expiresDate),
             isActive: purchase.active, quantity: purchase.quantity.map(Int.init), isFamilyShared: purchase.ownership == .familyShared,
-            revocationDate: date(purchase.revocation?.date))
+            revocationDate: date(purchase.revocation?.date), environment: environment(purchase.environment))
     }
 }

@@ -22,8 +22,14 @@ public struct CustomerInfo: Sendable, Codable {
     /// The UUID the SDK passes to StoreKit as the purchase's `appAccountToken`, so that Apple's notifications about the
     /// purchase reach this customer on the server.
     public var appAccountToken: UUID?
-    /// The App Store environment of the customer's purchases.
+    /// The environment the answer is for: the device's own (``currentEnvironment``) when the SDK knew it, else the
+    /// app's first.
     public var environment: Environment
+    /// The environments the answer covers: every environment the app accepts (an app that takes Production and
+    /// Sandbox, so that TestFlight and App Review purchases count), or the one asked for.
+    public var environments: [Environment]
+    /// The environment this copy of the app buys in, as the store told the SDK (nil while it could not tell).
+    public internal(set) var currentEnvironment: Environment?
     /// The server's time when it answered, in milliseconds since 1970 (`requestDate` as a `Date`).
     package var requestMilliseconds: Int64
     /// The server's time when it answered (or, for an answer computed on the device, the trusted time it was computed
@@ -102,6 +108,33 @@ public struct CustomerInfo: Sendable, Codable {
         return Set(state.entitlements.filter { Self.grants($0.value, at: now) }.keys)
     }
 
+    /// The entitlements active now in any environment the answer covers: what access should follow (a reviewer's
+    /// sandbox purchase unlocks the production build under review). The same as ``activeEntitlements``.
+    public var activeInAnyEnvironment: Set<String> { activeEntitlements }
+
+    /// The entitlements active now in the environment this copy of the app buys in (``currentEnvironment``): for an app
+    /// that wants to tell a TestFlight tester's purchases from the App Store's. While the store has not told the
+    /// environment, every environment counts.
+    public var activeInCurrentEnvironment: Set<String> {
+        let now = nowMilliseconds
+        return Set(state.entitlements.filter { isActiveInCurrentEnvironment($0.value, at: now) }.keys)
+    }
+
+    /// Whether the entitlement is active now in the environment this copy of the app buys in.
+    public func isActiveInCurrentEnvironment(_ entitlement: String) -> Bool {
+        guard let access = state.entitlements[entitlement] else { return false }
+        return isActiveInCurrentEnvironment(access, at: nowMilliseconds)
+    }
+
+    private func isActiveInCurrentEnvironment(_ access: AccessState, at now: Int64) -> Bool {
+        guard let current = currentEnvironment else { return Self.grants(access, at: now) }
+        if let perEnvironment = access.environments {
+            return perEnvironment[current.rawValue].map { Self.grants($0, at: now) } ?? false
+        }
+        // An answer for one environment: its access is that environment's.
+        return environments.contains(current) && Self.grants(access, at: now)
+    }
+
     /// Access the server granted holds until its expiry; a grace period is in `expiresDate` already.
     static func grants(_ access: AccessState, at now: Int64) -> Bool {
         guard access.active else { return false }
@@ -120,7 +153,8 @@ public struct CustomerInfo: Sendable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case appUserId, appId, appAccountToken, environment, requestDate, transferred, source, verification
+        case appUserId, appId, appAccountToken, environment, environments, currentEnvironment, requestDate, transferred, source
+        case verification
     }
 
     /// Reads the server's customer answer (or the SDK's cache of one).
@@ -130,6 +164,12 @@ public struct CustomerInfo: Sendable, Codable {
         appId = try c.decodeIfPresent(String.self, forKey: .appId)
         appAccountToken = try c.decodeIfPresent(String.self, forKey: .appAccountToken).flatMap(UUID.init(uuidString:))
         environment = try c.decode(Environment.self, forKey: .environment)
+        // A server before answers covered several environments sent `environment` alone. An environment this SDK does
+        // not know (a newer Apple one) is left out rather than failing the answer.
+        let listed = try c.decodeIfPresent([String].self, forKey: .environments)?.compactMap(Environment.init(rawValue:))
+        environments = listed.flatMap { $0.isEmpty ? nil : $0 } ?? [environment]
+        // Only the SDK's own cache carries it.
+        currentEnvironment = try c.decodeIfPresent(Environment.self, forKey: .currentEnvironment)
         requestMilliseconds = try c.decode(Int64.self, forKey: .requestDate)
         transferred = try c.decodeIfPresent(Bool.self, forKey: .transferred) ?? false
         source = try c.decodeIfPresent(Source.self, forKey: .source) ?? .server
@@ -147,6 +187,8 @@ public struct CustomerInfo: Sendable, Codable {
         try c.encodeIfPresent(appId, forKey: .appId)
         try c.encodeIfPresent(appAccountToken?.uuidString.lowercased(), forKey: .appAccountToken)
         try c.encode(environment, forKey: .environment)
+        try c.encode(environments, forKey: .environments)
+        try c.encodeIfPresent(currentEnvironment, forKey: .currentEnvironment)
         try c.encode(requestMilliseconds, forKey: .requestDate)
         try c.encode(transferred, forKey: .transferred)
         try c.encode(source, forKey: .source)
@@ -161,6 +203,7 @@ public struct CustomerInfo: Sendable, Codable {
         self.appId = appId
         self.appAccountToken = appAccountToken
         self.environment = environment
+        self.environments = [environment]
         self.requestMilliseconds = requestMilliseconds
         self.transferred = false
         self.source = source

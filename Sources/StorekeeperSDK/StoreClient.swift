@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// A signed transaction as the store hands it to the app.
@@ -97,6 +98,9 @@ public protocol StoreClient: Sendable {
     func subscriptionStatuses(productIds: [String]) async -> [StoreSubscriptionStatus]
     /// The app's own signed transaction (`AppTransaction.shared`) when the store verified it, else nil.
     func appTransaction() async -> String?
+    /// The App Store environment this copy of the app buys in (StoreKit's `AppTransaction.environment`; before it, the
+    /// receipt's `sandboxReceipt` name), nil when the store cannot tell.
+    func environment() async -> CustomerInfo.Environment?
 }
 
 extension StoreClient {
@@ -106,4 +110,21 @@ extension StoreClient {
 
     /// A store without an app transaction.
     public func appTransaction() async -> String? { nil }
+
+    /// The environment the app transaction names (its `receiptType`), nil without one.
+    public func environment() async -> CustomerInfo.Environment? {
+        guard let jws = await appTransaction() else { return nil }
+        return CustomerInfo.Environment(appTransaction: jws)
+    }
+}
+
+extension CustomerInfo.Environment {
+    /// The environment an app transaction's compact JWS names (its `receiptType`); nil when it does not read as one or
+    /// names an environment this SDK does not know. The signature is not checked here: the store checked it.
+    public init?(appTransaction jws: String) {
+        guard let payload = OfflineEntitlements.payload(of: jws, as: AppTransaction.self), let type = payload.receiptType else {
+            return nil
+        }
+        self.init(rawValue: type.rawValue)
+    }
 }

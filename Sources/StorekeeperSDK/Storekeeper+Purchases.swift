@@ -49,7 +49,7 @@ extension Storekeeper {
     /// A promotional offer signed by the server for the current customer (an existing or lapsed subscriber of the
     /// product's group), to pass to `purchase(_:promotionalOffer:)`.
     public func promotionalOffer(productId: String, offerId: String) async throws(StorekeeperError) -> PromotionalOfferSignature {
-        try await api.promotionalOffer(.init(productId: productId, offerId: offerId), for: appUserId)
+        try await api.promotionalOffer(.init(productId: productId, offerId: offerId), for: appUserId, environment: await storeEnvironment())
     }
 
     /// For a user's "Restore Purchases" button: syncs with the App Store (which may ask for the Apple ID password),
@@ -123,7 +123,8 @@ extension Storekeeper {
         do {
             outcome = .accepted(
                 try await api.post(
-                    transaction: item.transaction.jwsRepresentation, for: item.appUserId, idempotencyKey: item.idempotencyKey))
+                    transaction: item.transaction.jwsRepresentation, for: item.appUserId, idempotencyKey: item.idempotencyKey,
+                    environment: await storeEnvironment()))
         } catch  where error.isPermanent {
             log("the server refused transaction \(id) for good: \(error)")
             // The device's own count took the transaction in; the server's word stands now.

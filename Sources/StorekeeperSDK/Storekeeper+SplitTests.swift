@@ -4,7 +4,7 @@ import Foundation
 extension Storekeeper {
     /// The paywall to show at a placement, and the experiment variant that chose it; the server decides.
     public func placement(_ placementId: String) async throws(StorekeeperError) -> Placement {
-        try await api.placement(placementId, for: appUserId)
+        try await api.placement(placementId, for: appUserId, environment: await storeEnvironment())
     }
 
     /// The customer's group in a split test. The server decides (so a test can be stopped or rolled back remotely);
@@ -44,7 +44,7 @@ extension Storekeeper {
         else { return nil }
         let answer: Placement
         do {
-            answer = try await api.placement(placementId, for: appUserId)
+            answer = try await api.placement(placementId, for: appUserId, environment: await storeEnvironment())
         } catch {
             log("split test \(key): the server could not be asked (\(error)); deciding on the device")
             return nil
@@ -94,7 +94,9 @@ extension Storekeeper {
             if let splitTestAnalytics {
                 try await splitTestAnalytics.recordExposure(test: test, group: variant, phase: phase)
             } else {
-                try await api.expose(.init(experiment: test, variant: variant, phase: phase, placement: placement), for: appUserId)
+                try await api.expose(
+                    .init(experiment: test, variant: variant, phase: phase, placement: placement), for: appUserId,
+                    environment: await storeEnvironment())
             }
             splitTestStorage.markExposed(test: test, phase: phase)
         } catch {

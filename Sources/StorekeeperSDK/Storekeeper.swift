@@ -34,6 +34,8 @@ public final class Storekeeper: Sendable {
     private let serverTime: Locked<(requestDate: Int64, receivedAt: Duration)?>
     private let tasks = Locked<[Task<Void, Never>]>([])
     private let launched = Locked<Task<Void, Never>?>(nil)
+    /// The environment the store said this copy of the app buys in, once it said.
+    private let knownEnvironment = Locked<CustomerInfo.Environment?>(nil)
 
     struct CachedCustomer: Codable, Sendable {
         var info: CustomerInfo
@@ -173,9 +175,9 @@ public final class Storekeeper: Sendable {
         guard appUserId != previous else { return try await fetch() }
         let info: CustomerInfo
         if previous.hasPrefix(Self.anonymousPrefix), !appUserId.hasPrefix(Self.anonymousPrefix) {
-            info = try await api.alias(previous, of: appUserId)
+            info = try await api.alias(previous, of: appUserId, environment: await storeEnvironment())
         } else {
-            guard case .info(let fetched, _) = try await api.customer(appUserId, etag: nil) else {
+            guard case .info(let fetched, _) = try await api.customer(appUserId, etag: nil, environment: await storeEnvironment()) else {
                 throw .server(status: 304, code: "not_modified", message: "a request without an ETag was answered 304", permanent: false)
             }
             info = fetched
@@ -275,7 +277,7 @@ public final class Storekeeper: Sendable {
         await drain()
         let appUserId = self.appUserId
         let etag = cached.withLock { $0?.info.appUserId == appUserId ? $0?.etag : nil }
-        switch try await api.customer(appUserId, etag: etag) {
+        switch try await api.customer(appUserId, etag: etag, environment: await storeEnvironment()) {
         case .info(let info, let etag):
             accept(info, etag: etag)
             return serverInfo ?? info
@@ -347,14 +349,15 @@ public final class Storekeeper: Sendable {
         let payloads = deviceEntitlements.payloads(of: Array(transactions.values))
         let now = trustedNow(signedAtLeast: OfflineEntitlements.latestSignedDate(payloads, renewals))
         let known = serverInfo
-        var environment = known?.environment ?? payloads.first?.environment.flatMap { CustomerInfo.Environment(rawValue: $0.rawValue) }
-        if environment == nil {
-            environment = await appTransaction()?.receiptType.flatMap { CustomerInfo.Environment(rawValue: $0.rawValue) }
-        }
+        // What the device computes is its own store's purchases: the environment it runs in.
+        let current = await storeEnvironment()
+        let environment =
+            current ?? known?.environment ?? payloads.first?.environment.flatMap { CustomerInfo.Environment(rawValue: $0.rawValue) }
         var info = CustomerInfo(
             appUserId: appUserId, appId: known?.appId, appAccountToken: known?.appAccountToken,
             environment: environment ?? .production, requestMilliseconds: now, source: .device,
             state: OfflineEntitlements.state(of: payloads, renewals: renewals, catalog: catalog, now: now))
+        info.currentEnvironment = current
         // The engine's answer from what StoreKit signed: verified on the device when StoreKit checked every transaction,
         // failed when it found one that does not verify, not known otherwise (or with verification off).
         let checks = transactions.values.map(\.verifiedByStore)
@@ -369,6 +372,18 @@ public final class Storekeeper: Sendable {
         computed.withLock { $0 = info }
         updates.publish(info)
         return info
+    }
+
+    /// The App Store environment this copy of the app buys in, as the store tells it (StoreKit's app transaction: a
+    /// TestFlight or App Review build buys in the Sandbox, an App Store download in Production); nil while it cannot
+    /// tell. The SDK sends it with its reads, purchases, placements and exposures, so the server answers for every
+    /// environment the app accepts and marks this one (`CustomerInfo.activeInCurrentEnvironment`), and a sandbox
+    /// tester's exposure never counts in a Production split test.
+    public func storeEnvironment() async -> CustomerInfo.Environment? {
+        if let known = knownEnvironment.current { return known }
+        let told = await store.environment()
+        if let told { knownEnvironment.withLock { $0 = told } }
+        return told
     }
 
     /// The app's own purchase or download as the App Store signed it (`AppTransaction.shared`, verified by StoreKit

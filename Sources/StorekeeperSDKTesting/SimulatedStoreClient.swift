@@ -215,6 +215,11 @@ public final class SimulatedStoreClient: StoreClient {
         }
     }
 
+    /// The simulated app's environment: Sandbox for a TestFlight or App Review build, Production for the App Store's.
+    public func environment() async -> CustomerInfo.Environment? {
+        CustomerInfo.Environment(rawValue: state.withLock { $0.model.app.environment.rawValue })
+    }
+
     /// The app transaction of this device's app, signed now by the simulator's CA.
     public func appTransaction() async -> String? {
         state.withLock { state in

@@ -236,6 +236,18 @@
             guard let result = try? await StoreKit.AppTransaction.shared, case .verified(_) = result else { return nil }
             return result.jwsRepresentation
         }
+
+        /// The environment of StoreKit's app transaction (its `receiptType`, which `AppTransaction.environment` reads);
+        /// while there is none (offline at first launch, or not verified), the receipt's name: `sandboxReceipt` for a
+        /// TestFlight or App Review build, `receipt` for the App Store's.
+        public func environment() async -> CustomerInfo.Environment? {
+            if let jws = await appTransaction(), let environment = CustomerInfo.Environment(appTransaction: jws) { return environment }
+            switch Bundle.main.appStoreReceiptURL?.lastPathComponent {
+            case "sandboxReceipt": return .sandbox
+            case "receipt": return .production
+            default: return nil
+            }
+        }
     }
 
     extension Storekeeper {

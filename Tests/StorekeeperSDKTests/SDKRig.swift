@@ -28,6 +28,8 @@ final class ServerClock: Sendable {
 }
 
 let sdkBundleId = "com.example.sdk"
+/// The app's Apple id: Production data must carry it.
+let sdkAppAppleId: Int64 = 6_450_000_001
 let sdkCatalog = SimulatedApp.defaultCatalog
 /// 2026-01-05T00:00:00Z.
 let sdkStart: Int64 = 1_767_571_200_000
@@ -95,8 +97,8 @@ final class FaultyTransport: HTTPTransport {
     }
 }
 
-/// A Storekeeper server on a fresh SQLite database, listening on a free port, with one app that trusts the simulator's
-/// CA; and a simulated App Store for that app.
+/// A Storekeeper server on a fresh SQLite database (or `database`), listening on a free port, with one app that trusts
+/// the simulator's CA; and a simulated App Store for that app.
 struct SDKRig: Sendable {
     let core: StorekeeperCore
     let clock: ServerClock
@@ -104,31 +106,66 @@ struct SDKRig: Sendable {
     let baseURL: URL
     let directory: URL
 
-    static func run(policy: AppConfiguration.TransferPolicy = .transfer, _ body: @Sendable (SDKRig) async throws -> Void) async throws {
+    /// What outlives one server: its database, the app on it, the clock and the devices' storage.
+    struct Setup: Sendable {
+        let location: DatabaseLocation
+        let app: CreatedApp
+        let clock: ServerClock
+        let directory: URL
+    }
+
+    static func run(
+        policy: AppConfiguration.TransferPolicy = .transfer, database: TestDatabase = .sqlite, environments: [String] = ["Sandbox"],
+        _ body: @Sendable (SDKRig) async throws -> Void
+    ) async throws {
+        let setup = try await setUp(policy: policy, database: database, environments: environments)
+        defer { try? FileManager.default.removeItem(at: setup.directory) }
+        try await serve(setup, body)
+    }
+
+    /// A fresh database with the app on it (made by a server that is then stopped).
+    static func setUp(policy: AppConfiguration.TransferPolicy, database: TestDatabase, environments: [String]) async throws -> Setup {
         let clock = ServerClock(sdkStart)
+        let location = try await database.fresh()
+        let core = try await open(location, clock: clock)
+        let app: CreatedApp
+        do {
+            app = try await core.administration.create(
+                AppConfiguration(
+                    bundleId: sdkBundleId, appAppleId: sdkAppAppleId, environments: environments,
+                    trustedRoots: [Data(sdkCA.rootDER).base64EncodedString()],
+                    catalog: sdkCatalog, transferPolicy: policy))
+        } catch {
+            await core.database.close()
+            throw error
+        }
+        await core.database.close()
+        return Setup(location: location, app: app, clock: clock, directory: try TestRun.scratch("sdk"))
+    }
+
+    private static func open(_ location: DatabaseLocation, clock: ServerClock) async throws -> StorekeeperCore {
         var settings = CoreSettings()
         settings.ratesURL = nil  // no fetch from the ECB in tests: the rates are the tests' own
-        settings.database = try await TestDatabase.sqlite.fresh()
+        settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
         var logger = Logger(label: "sdk-test")
         logger.logLevel = .critical
-        let core = try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: nil)
-        let app = try await core.administration.create(
-            AppConfiguration(
-                bundleId: sdkBundleId, environments: ["Sandbox"], trustedRoots: [Data(sdkCA.rootDER).base64EncodedString()],
-                catalog: sdkCatalog, transferPolicy: policy))
+        return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: nil)
+    }
+
+    /// A server on the setup's database, on a new port, for as long as `body` runs: called again, a restart.
+    static func serve(_ setup: Setup, _ body: @Sendable (SDKRig) async throws -> Void) async throws {
+        let core = try await open(setup.location, clock: setup.clock)
         var serverSettings = ServerSettings()
         serverSettings.port = 0
         serverSettings.core = core.settings
-        let directory = try TestRun.scratch("sdk")
-        defer { try? FileManager.default.removeItem(at: directory) }
         do {
             try await buildApplication(core, settings: serverSettings).test(.live) { client in
                 guard let port = client.port, let url = URL(string: "http://127.0.0.1:\(port)") else {
                     throw HarnessError("the live test server has no port")
                 }
-                try await body(SDKRig(core: core, clock: clock, app: app, baseURL: url, directory: directory))
+                try await body(SDKRig(core: core, clock: setup.clock, app: setup.app, baseURL: url, directory: setup.directory))
             }
         } catch {
             await core.database.close()
@@ -138,10 +175,14 @@ struct SDKRig: Sendable {
     }
 
     /// A simulated App Store for the app, its clock at the server's.
-    func store(customer: String = "device-owner", originalApplicationVersion: String? = nil) throws -> SimulatedStoreClient {
+    func store(
+        customer: String = "device-owner", originalApplicationVersion: String? = nil, environment: AppStore.Environment = .sandbox,
+        runId: UInt64 = 7
+    ) throws -> SimulatedStoreClient {
         let model = StoreModel(
-            app: SimulatedApp(bundleId: sdkBundleId, environment: .sandbox, catalog: sdkCatalog), ca: sdkCA, time: .calendar, runId: 7,
-            start: clock.now)
+            app: SimulatedApp(bundleId: sdkBundleId, appAppleId: sdkAppAppleId, environment: environment, catalog: sdkCatalog), ca: sdkCA,
+            time: .calendar,
+            runId: runId, start: clock.now)
         return try SimulatedStoreClient(
             model: model, customer: customer, applicationVersion: "2.0", originalApplicationVersion: originalApplicationVersion)
     }

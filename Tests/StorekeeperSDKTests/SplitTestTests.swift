@@ -117,7 +117,7 @@ struct SplitTestTests {
             var variants: Set<String> = []
             for index in 0..<1_000 {
                 let user = "customer-\(index)"
-                let server = try await sdk.api.placement("onboarding", for: user)
+                let server = try await sdk.api.placement("onboarding", for: user, environment: .sandbox)
                 let local = try #require(sdk.localAssignment(definition, appUserId: user))
                 variants.insert(local.variant)
                 if server.experiment?.variant != local.variant { differences.append(user) }
