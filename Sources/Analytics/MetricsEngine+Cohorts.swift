@@ -1,4 +1,5 @@
 import SQLKit
+import Storage
 
 /// The cohort metrics: each interval's point describes what started in it (trials, paying subscriptions, customers)
 /// and what became of it by now. Formulas: docs/metrics.md.
@@ -144,10 +145,9 @@ extension MetricsEngine {
         query.appendInterpolation(unsafeRaw: ") l ON l.customer_id = c.id WHERE c.app_id = ")
         query.appendInterpolation(bind: scope.appId)
         query.appendInterpolation(unsafeRaw: " AND c.created_at >= \(first) AND c.created_at < \(last)")
-        // The environment's customers: those with a purchase in it, and those with no purchase anywhere.
-        query.appendInterpolation(unsafeRaw: " AND (EXISTS (SELECT 1 FROM ledger x WHERE x.customer_id = c.id AND x.environment = ")
-        query.appendInterpolation(bind: scope.environment)
-        query.appendInterpolation(unsafeRaw: ") OR NOT EXISTS (SELECT 1 FROM ledger x WHERE x.customer_id = c.id))")
+        // The environment's customers: first seen there, or with a purchase or an exposure there.
+        query.appendInterpolation(unsafeRaw: " AND ")
+        query.appendInterpolation(CustomerEnvironments.contains(scope.environment))
         let rows = try await database.read { [query] sql in try await sql.raw(query).all() }
         var customers: [String: (seen: Int64, purchases: [(at: Int64, usd: Double)])] = [:]
         var unconverted: [String: Double] = [:]

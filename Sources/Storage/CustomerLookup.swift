@@ -143,14 +143,15 @@ extension StorageSession {
         try await sql.select().column("id").from("customers").where("app_id", .equal, appId).limit(1).first() != nil
     }
 
-    /// An app's customers, newest first, with their state in `environment`; only those whose state's `state` is
+    /// An app's customers that belong to `environment` (`CustomerEnvironments`), newest first, with their state there;
+    /// only those whose state's `state` is
     /// `status` when given (`new` also takes customers without a computed state); after `cursor` when given.
     public func customerList(
         app appId: String, environment: String, status: String?, after cursor: CustomerListCursor?, limit: Int
     ) async throws -> [CustomerListRow] {
         let stateField: SQLQueryString =
             kind == .postgres ? "(s.state::jsonb ->> 'state')" : "json_extract(s.state, '$.state')"
-        var filter: SQLQueryString = "c.app_id = \(bind: appId)"
+        var filter: SQLQueryString = "c.app_id = \(bind: appId) AND \(CustomerEnvironments.contains(environment))"
         if let cursor {
             filter =
                 "\(filter) AND (c.created_at < \(bind: cursor.createdAt) OR (c.created_at = \(bind: cursor.createdAt) AND c.id < \(bind: cursor.customerId)))"

@@ -83,13 +83,15 @@ extension StorageSession {
 
     /// Creates a customer named `appUserId`, or returns the one that name already points to (another writer may have
     /// created it first).
+    /// `environment`: where the customer is first seen, when no fact of it tells (a placement read); facts tell their
+    /// own (`CustomerEnvironments`).
     public func findOrCreateCustomer(
-        app appId: String, appUserId: String, anonymous: Bool, newId: String, at now: Int64
+        app appId: String, appUserId: String, anonymous: Bool, newId: String, at now: Int64, environment: String? = nil
     ) async throws -> CustomerRecord {
         if let existing = try await customer(app: appId, appUserId: appUserId) { return existing }
         names?.willName(app: appId, appUserId: appUserId)
-        try await sql.insert(into: "customers").columns("id", "app_id", "anonymous", "created_at")
-            .values(SQLBind(newId), SQLBind(appId), SQLBind(anonymous ? 1 : 0), SQLBind(now)).run()
+        try await sql.insert(into: "customers").columns("id", "app_id", "anonymous", "created_at", "first_environment")
+            .values(SQLBind(newId), SQLBind(appId), SQLBind(anonymous ? 1 : 0), SQLBind(now), SQLBind(environment)).run()
         try await sql.insert(into: "app_users").columns("app_id", "app_user_id", "customer_id", "created_at")
             .values(SQLBind(appId), SQLBind(appUserId), SQLBind(newId), SQLBind(now))
             .ignoringConflicts(with: ["app_id", "app_user_id"]).run()

@@ -542,5 +542,20 @@ public enum Schema {
         Migration(version: 20, name: "the export views, version 1") { db in
             for view in ExportViews.views { try await db.raw("CREATE VIEW \(unsafeRaw: view.name) AS \(unsafeRaw: view.select)").run() }
         },
+        // The environment a customer was first seen in (`CustomerEnvironments`): a customer made by a placement read
+        // has no fact yet to tell it. Existing customers take their earliest purchase's; those without one stay NULL
+        // and are shown in every environment, as before. The previous release may run beside it: it never reads the
+        // column, and the customers it creates are NULL, shown as before.
+        Migration(version: 21, name: "the environment a customer was first seen in") { db in
+            try await db.raw("ALTER TABLE customers ADD COLUMN first_environment TEXT").run()
+            try await db.raw(
+                """
+                UPDATE customers SET first_environment = (
+                    SELECT t.environment FROM ownership o JOIN transactions t
+                        ON t.app_id = o.app_id AND t.original_transaction_id = o.original_transaction_id
+                    WHERE o.customer_id = customers.id ORDER BY t.purchase_date, t.transaction_id LIMIT 1)
+                """
+            ).run()
+        },
     ]
 }

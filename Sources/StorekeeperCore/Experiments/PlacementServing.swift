@@ -41,7 +41,7 @@ public struct PlacementServing: Sendable {
             let outside = served.experiment.assign(userId: appUserId)
             return try answer(placement, served, variant: outside.variant, inExperiment: false, catalog: catalog)
         }
-        let customerId = try await customerId(of: appUserId, app: app)
+        let customerId = try await customerId(of: appUserId, app: app, environment: context.environment)
         let seed = definition.effectiveSeed
         var stored = catalogs.assignment(app: app.id, experiment: definition.key, phase: definition.phase, customer: customerId)
         if stored == nil {
@@ -120,7 +120,7 @@ public struct PlacementServing: Sendable {
 
     /// The customer behind the app user id, created when the app asks before anything else happened (the assignment
     /// is stored against it, and survives the customer's later purchases and merges).
-    private func customerId(of appUserId: String, app: AppRuntime) async throws -> String {
+    private func customerId(of appUserId: String, app: AppRuntime, environment: Environment) async throws -> String {
         let cache = customers.cache
         if let settled = cache.settledCustomerId(app: app.id, appUserId: appUserId) { return settled }
         let customerId: String
@@ -129,7 +129,9 @@ public struct PlacementServing: Sendable {
         } else {
             let now = clock().millisecondsSince1970
             customerId = try await database.writing {
-                try await $0.findOrCreateCustomer(app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now)
+                try await $0.findOrCreateCustomer(
+                    app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now,
+                    environment: environment.rawValue)
             }.id
         }
         cache.rememberSettled(app: app.id, appUserId: appUserId, customerId: customerId)
