@@ -76,7 +76,7 @@ public struct MixpanelDestination: Destination {
             if profiles[id] == nil { order.append(id) }
             profiles[id] = JSONText.object([
                 ("$token", JSONText.string(projectToken)), ("$distinct_id", JSONText.string(id)),
-                ("$set", JSONText.object(naming.userProperties(event))),
+                ("$set", JSONText.object(Self.profileProperties(event, naming: naming))),
             ])
         }
         let engage = OutgoingRequest(
@@ -84,6 +84,15 @@ public struct MixpanelDestination: Destination {
             url: "\(baseURL)/engage?ip=0", headers: [.init("content-type", "application/json")],
             body: Array(("[" + order.compactMap { profiles[$0] }.joined(separator: ",") + "]").utf8))
         return [imported, engage]
+    }
+
+    /// A profile's `$set`: the preset's user properties, never empty, since Mixpanel refuses an empty `$set` ("$set
+    /// is not a non-empty object") and the customer would get no profile. A preset with nothing to say of this event
+    /// (RevenueCat's sets only `rc_subscription_status`, which a one-time purchase has none of) sets the customer's
+    /// Storekeeper id, which no preset names otherwise.
+    static func profileProperties(_ event: OutboundEvent, naming: AnalyticsNaming) -> [(String, String)] {
+        let properties = naming.userProperties(event)
+        return properties.isEmpty ? [("storekeeper_customer_id", JSONText.string(event.customerId))] : properties
     }
 
     /// The profiles are sent after an import that took at least some events.

@@ -285,6 +285,29 @@ import Testing
         #expect(AnalyticsNaming(.storekeeper).eventName(Self.event(retractedAt: 1)) == "subscription_renewed (retracted)")
     }
 
+    @Test(arguments: [AnalyticsNaming.Preset.storekeeper, .apphud, .revenuecat])
+    func mixpanelNeverSendsAnEmptySet(_ preset: AnalyticsNaming.Preset) throws {
+        let mixpanel = MixpanelDestination(
+            baseURL: MixpanelDestination.baseURL(region: "us", override: nil), projectToken: "tok", projectId: nil, serviceAccount: nil,
+            naming: AnalyticsNaming(preset))
+        // A one-time purchase of a customer who never subscribed: no subscription, no group.
+        var oneTime = Self.event("non_consumable_purchase", id: "msg_o_1")
+        oneTime.subscription = nil
+        oneTime.groupStatuses = [:]
+        oneTime.groupPeriodTypes = [:]
+        let profiles = try #require(
+            try Self.json(try mixpanel.requests(for: [oneTime, Self.event(id: "msg_o_2")], now: 0)[1]) as? [[String: Any]])
+        #expect(profiles.count == 1)
+        for profile in profiles {
+            let set = try #require(profile["$set"] as? [String: Any])
+            #expect(!set.isEmpty, "\(preset): \(profile)")
+        }
+        let alone = try #require(try Self.json(try mixpanel.requests(for: [oneTime], now: 0)[1]) as? [[String: Any]])
+        let set = try #require(alone.first?["$set"] as? [String: Any])
+        #expect(!set.isEmpty, "\(preset)")
+        if preset == .revenuecat { #expect(set["storekeeper_customer_id"] as? String == "cus_1") }
+    }
+
     @Test func mixpanelImportsStrictlyThenSetsProfilesAndReadsZeroAsAFailure() throws {
         let mixpanel = MixpanelDestination(
             baseURL: MixpanelDestination.baseURL(region: "eu", override: nil), projectToken: "tok", projectId: "42",

@@ -23,6 +23,17 @@ enum RevenueCatShape {
             case .object(let theirs)? = answer["subscriber"]?["entitlements"]
         else { return found + ["the answers do not have the fields compared"] }
         let subscriptions: [JSONValue] = if case .array(let list)? = customer["subscriptions"] { list } else { [] }
+        let oneTime: [JSONValue] = if case .array(let list)? = customer["nonSubscriptions"] { list } else { [] }
+        // RevenueCat's SDKs drop an entitlement whose product is not a key of `subscriptions` or `non_subscriptions`.
+        var listedProducts: Set<String> = []
+        for member in ["subscriptions", "non_subscriptions"] {
+            if case .object(let products)? = answer["subscriber"]?[member] { listedProducts.formUnion(products.keys) }
+        }
+        for (name, entry) in theirs {
+            if case .string(let productId)? = entry["product_identifier"], !listedProducts.contains(productId) {
+                found.append("entitlement \(name) names \(productId), which is not in subscriptions or non_subscriptions")
+            }
+        }
         for (name, access) in ours {
             let active = access["active"] == .bool(true)
             let listed = theirs[name]
@@ -46,6 +57,12 @@ enum RevenueCatShape {
                 subscriptions.contains(where: { $0["originalTransactionId"] == transaction })
             {
                 found.append("entitlement \(name), given by a subscription until it lapsed, is missing")
+            }
+            // And a refunded one-time purchase's, expired at the refund.
+            if !active, listed == nil, case .string? = access["productId"], let transaction = access["transactionId"],
+                oneTime.contains(where: { $0["transactionId"] == transaction && $0["revocation"] != nil && $0["revocation"] != .null })
+            {
+                found.append("entitlement \(name), given by a one-time purchase until it was refunded, is missing")
             }
         }
         for name in theirs.keys where ours[name] == nil { found.append("entitlement \(name) is not one of the customer API's") }
