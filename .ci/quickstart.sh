@@ -15,6 +15,9 @@ ${script//8080/$port}" > quickstart.log 2>&1 || {
     exit 1
 }
 grep -q '"state"' quickstart.log || { cat quickstart.log; echo "the customer read answered no state" >&2; exit 1; }
+# The quick start's app takes Production and Sandbox: the customer's answer covers both.
+grep -q '"environments":\["Production","Sandbox"\]' quickstart.log ||
+    { cat quickstart.log; echo "the customer read did not cover both environments" >&2; exit 1; }
 grep -q '"password"' quickstart.log || { cat quickstart.log; echo "no dashboard user was made" >&2; exit 1; }
 echo "quickstart: the README's first ten minutes ran as written"
 [ -n "${KEEP_QUICKSTART_LOG:-}" ] || rm -f quickstart.log
