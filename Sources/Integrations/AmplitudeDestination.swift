@@ -39,7 +39,7 @@ public struct AmplitudeDestination: Destination {
         if let revenue = AnalyticsNaming.revenueUSD(event) {
             members += [
                 ("price", "\(revenue)"), ("quantity", "1"), ("revenue", "\(revenue)"), ("productId", JSONText.optional(event.productId)),
-                ("revenueType", JSONText.string(event.type)),
+                ("revenueType", JSONText.string(naming.revenueType(event))),
             ]
         }
         return JSONText.object(members)

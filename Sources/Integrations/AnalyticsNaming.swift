@@ -50,6 +50,13 @@ public struct AnalyticsNaming: Sendable, Hashable {
         }
     }
 
+    /// The `revenueType` of a revenue event in Amplitude: our event type, or for the `apphud` preset Apphud's event
+    /// name (`non_renewing_purchase`, `subscription_refunded`, `non_renewing_purchase_refunded` …), as Apphud's
+    /// integration sends it. RevenueCat's integration documents no revenue type: the `revenuecat` preset sends ours.
+    public func revenueType(_ event: OutboundEvent) -> String {
+        preset == .apphud ? Self.apphudName(event) : event.type
+    }
+
     /// Apphud's word for a period type: `trial`, `intro`, `promo` (promotional offers, offer codes and win-backs are
     /// all offers Apphud counts as promo) or `subscription` (a regular price).
     static func apphudOffer(_ periodType: String?) -> String {

@@ -160,6 +160,26 @@ import Testing
                 == .rejected(reason: "Telegram refused this message: Bad Request: can't parse entities"))
     }
 
+    @Test func amplitudeRevenueTypesAreApphudsEventNamesUnderTheApphudPreset() throws {
+        let amplitude = AmplitudeDestination(
+            url: AmplitudeDestination.url(region: "us", baseURL: nil), apiKey: "key", naming: AnalyticsNaming(.apphud))
+        var lifetime = Self.event("non_consumable_purchase", id: "msg_h_1")
+        lifetime.isOneTimePurchase = true
+        var lifetimeRefund = Self.event("refunded", id: "msg_h_2")
+        lifetimeRefund.isOneTimePurchase = true
+        var consumable = Self.event("consumable_purchase", id: "msg_h_3")
+        consumable.isOneTimePurchase = true
+        let events = [lifetime, lifetimeRefund, consumable, Self.event("refunded", id: "msg_h_4"), Self.event(id: "msg_h_5")]
+        let request = try #require(try amplitude.requests(for: events, now: 0).first)
+        let body = try #require(try Self.json(request) as? [String: Any])
+        let sent = try #require(body["events"] as? [[String: Any]])
+        #expect(
+            sent.map { $0["revenueType"] as? String } == [
+                "non_renewing_purchase", "non_renewing_purchase_refunded", "non_renewing_purchase", "subscription_refunded",
+                "subscription_renewed",
+            ])
+    }
+
     @Test func amplitudeBatchesWithRevenueAndRefusesOnlyTheEventsItLists() throws {
         let amplitude = AmplitudeDestination(
             url: AmplitudeDestination.url(region: "eu", baseURL: nil), apiKey: "key", naming: AnalyticsNaming(.storekeeper))

@@ -106,7 +106,7 @@ enum OutboundEvents {
                 messages[delivery.eventSeq]?.groupStatuses = groups.statuses
                 messages[delivery.eventSeq]?.groupPeriodTypes = groups.periodTypes
                 messages[delivery.eventSeq]?.paying = groups.paying
-                if let subscription = state.subscriptions.first(where: { $0.originalTransactionId == event.originalTransactionId }) {
+                if let subscription = Self.standing(of: event.originalTransactionId, in: state) {
                     messages[delivery.eventSeq]?.subscription = SubscriptionStanding(
                         status: subscription.status.rawValue, periodType: subscription.periodType.rawValue,
                         willRenew: subscription.willRenew)
@@ -117,6 +117,18 @@ enum OutboundEvents {
             }
         }
         return messages
+    }
+
+    /// The subscription an event's customer stands by: the event's own, else (an event of a one-time purchase, or of
+    /// a transaction the facts do not hold) the customer's that gives access, else the latest to end, since a status
+    /// such as RevenueCat's `rc_subscription_status` is the customer's, sent with every event. Nil for a customer who
+    /// never subscribed.
+    static func standing(of originalTransactionId: String?, in state: CustomerState) -> SubscriptionState? {
+        if let own = state.subscriptions.first(where: { $0.originalTransactionId == originalTransactionId }) { return own }
+        return state.subscriptions.max { a, b in
+            if a.grantsAccess != b.grantsAccess { return !a.grantsAccess }
+            return (a.expiresDate ?? a.purchaseDate, a.originalTransactionId) < (b.expiresDate ?? b.purchaseDate, b.originalTransactionId)
+        }
     }
 
     /// Each group's status and period type by its latest subscription, and whether a paid period (not a free trial)
