@@ -17,11 +17,12 @@ public enum EventText {
     }
 
     /// What a refund gave back, as money returned: `-29.99 EUR (≈ -32.50 USD)` (a prorated refund's share, not the
-    /// price); nil for any other event.
+    /// price); a refund whose sale carried no price says so rather than leaving the amount out. Nil for any other event.
     public static func returned(_ event: OutboundEvent) -> String? {
-        guard event.type == "refunded", let currency = event.currency,
-            let moved = event.revenue ?? event.price.map({ -abs($0) })
-        else { return nil }
+        guard event.type == "refunded" else { return nil }
+        guard let currency = event.currency, let moved = event.revenue ?? event.price.map({ -abs($0) }) else {
+            return "not known (the refunded transaction carried no price)"
+        }
         return money(-abs(moved), currency, usd: event.revenueUSD.map { -abs($0) })
     }
 

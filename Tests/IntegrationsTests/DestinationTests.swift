@@ -96,6 +96,14 @@ import Testing
         notice.revenue = nil
         notice.revenueUSD = nil
         #expect(AnalyticsNaming.revenueUSD(notice) == nil)
+        // A full refund in USD, and one whose sale carried no price: every refund message has its Returned line.
+        var dollars = Self.event("refunded", price: 4_990, currency: "USD", usd: 4.99)
+        dollars.revenue = -4_990
+        dollars.revenueUSD = -4.99
+        #expect(EventText.facts(dollars).contains { $0.label == "Returned" && $0.value == "-4.99 USD" })
+        let unpriced = Self.event("refunded", price: nil, currency: nil, usd: nil)
+        #expect(EventText.facts(unpriced).contains { $0.label == "Returned" && $0.value.hasPrefix("not known") })
+        #expect(TelegramDestination.html(unpriced).contains("Returned: not known"))
     }
 
     @Test func slackGetsAReadableMessageAndItsAnswersMeanWhatSlackSays() throws {
