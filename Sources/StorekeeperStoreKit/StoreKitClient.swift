@@ -158,9 +158,9 @@
                     throw .invalidOffer("the offer '\(offerId)' needs StoreKit's JWS offers (Xcode 26): \(jws.prefix(16))…")
                 #endif
             case .signature(let offerId, let keyIdentifier, let nonce, let signature, let timestamp):
-                return [
-                    .promotionalOffer(offerID: offerId, keyID: keyIdentifier, nonce: nonce, signature: signature, timestamp: timestamp)
-                ]
+                let legacy: any SignatureOfferOptions = StoreKitSignatureOffer()
+                return legacy.options(
+                    offerId: offerId, keyIdentifier: keyIdentifier, nonce: nonce, signature: signature, timestamp: timestamp)
             }
         }
 
@@ -247,6 +247,21 @@
             case "receipt": return .production
             default: return nil
             }
+        }
+    }
+
+    /// StoreKit 1's signature form of a promotional offer, which StoreKit deprecates from iOS 26 (macOS, tvOS, watchOS and
+    /// visionOS 26): used only when the server sent no JWS (it signs one when it knows the offer key's issuer id, and
+    /// the JWS form is preferred wherever StoreKit has it). Reached through this protocol so that an app whose
+    /// deployment target is iOS 26 builds without a deprecation warning for a form it only falls back to.
+    protocol SignatureOfferOptions: Sendable {
+        func options(offerId: String, keyIdentifier: String, nonce: UUID, signature: Data, timestamp: Int) -> Set<Product.PurchaseOption>
+    }
+
+    struct StoreKitSignatureOffer: SignatureOfferOptions {
+        @available(*, deprecated, message: "StoreKit's signature form of promotional offers, deprecated from iOS 26: a fallback")
+        func options(offerId: String, keyIdentifier: String, nonce: UUID, signature: Data, timestamp: Int) -> Set<Product.PurchaseOption> {
+            [.promotionalOffer(offerID: offerId, keyID: keyIdentifier, nonce: nonce, signature: signature, timestamp: timestamp)]
         }
     }
 
