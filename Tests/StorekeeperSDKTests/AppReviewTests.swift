@@ -174,4 +174,29 @@ struct AppReviewTests {
             }
         }
     }
+
+    @Test(
+        "a sandbox tester's placement and exposure count in the Sandbox's results and customer list only", arguments: TestDatabase.available
+    )
+    func testerExposure(database: TestDatabase) async throws {
+        try await SDKRig.run(database: database, environments: ["Production", "Sandbox"]) { rig in
+            try await SplitTestTests.setUp(rig)
+            let sdk = Storekeeper(configuration: rig.configuration(device: "tester", appUserId: "tester-1"), store: try rig.store())
+            await sdk.waitUntilStarted()
+            let assigned = await sdk.splitTest(ButtonColorTest.self)
+            #expect(assigned.source == .server && assigned.inExperiment)
+            await assigned.hit()
+            sdk.shutdown()
+            for (environment, exposed) in [("Production", 0), ("Sandbox", 1)] {
+                let (status, json) = try await rig.request(
+                    "GET", "/v1/apps/\(rig.app.appId)/experiments/\(ButtonColorTest.identifier)/results?environment=\(environment)")
+                let results = try #require(json as? [String: Any], "results answered \(status)")
+                let arms = try #require(results["arms"] as? [[String: Any]], "\(environment): \(results)")
+                #expect(arms.reduce(0) { $0 + (($1["exposed"] as? Int) ?? 0) } == exposed, "\(environment): \(arms)")
+            }
+            // Made by the placement read in the Sandbox, before any purchase: the Sandbox's customer only.
+            #expect(try await Self.counted(in: .production, rig: rig).listed.isEmpty)
+            #expect(try await Self.counted(in: .sandbox, rig: rig).listed == ["tester-1"])
+        }
+    }
 }
