@@ -54,6 +54,20 @@ struct CustomerAPITests {
         }
     }
 
+    @Test("the answer's app user id is valid JSON whatever it holds (quotes, backslashes, slashes, non-ASCII), and as sent")
+    func appUserIdsInTheAnswer() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.test { client in
+            for appUserId in ["plain-id_1.$:x", #"we"ird\back"#, "a/b", "é 😀", "<script>&"] {
+                let encoded = try #require(appUserId.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
+                let answer = try await client.execute(uri: "/v1/customers/\(encoded)", method: .get, headers: headers(h.app.publicKey))
+                #expect(answer.status == .ok, "\(appUserId)")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer: answer.body)) as? [String: Any])
+                #expect(json["appUserId"] as? String == appUserId && (json["environments"] as? [String])?.count == 1, "\(json)")
+            }
+        }
+    }
+
     @Test("with the keep policy, another customer's transaction is a 409 and nothing changes", arguments: TestDatabase.available)
     func keepPolicy(database: TestDatabase) async throws {
         let h = try await Harness.make(database, policy: .keep)

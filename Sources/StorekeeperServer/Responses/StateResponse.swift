@@ -61,8 +61,26 @@ struct StateResponse {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    /// A string as a JSON string literal.
+    /// A string as a JSON string literal: as it is, quoted, when it holds nothing JSON escapes (letters, digits and
+    /// `$ : . - _`, which is every environment and most ids), else as the encoder writes it.
     private static func jsonString(_ text: String) -> [UInt8] {
-        (try? JSONEncoder.sortedKeys.encode(text)).map(Array.init) ?? Array("\"\"".utf8)
+        let utf8 = text.utf8
+        if utf8.allSatisfy(isPlain) {
+            var quoted: [UInt8] = [UInt8(ascii: "\"")]
+            quoted.reserveCapacity(utf8.count + 2)
+            quoted += utf8
+            quoted.append(UInt8(ascii: "\""))
+            return quoted
+        }
+        return (try? JSONEncoder.sortedKeys.encode(text)).map(Array.init) ?? Array("\"\"".utf8)
+    }
+
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "$"), UInt8(ascii: ":"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "_"): true
+        default: false
+        }
     }
 }
