@@ -4,8 +4,9 @@
 # loopback on this machine (wrk and the server share its cores: compare within one run); and the same reads with the
 # answers' signing off (STOREKEEPER_RESPONSE_SIGNING=false), for what signing costs; and Apple's Get Retention Message
 # requests (POST …/retention/appstore, signed, answered by a retention policy over the customer's state and recorded)
-# after the ingest, with their p99 (the issue's bar: under 50 ms on SQLite). It ends with one table of the measures
-# with their targets (issue 47), the server's resident memory idle, at its peak under the ingest, and over the run.
+# after the ingest, with their p99 (the issue's bar: under 50 ms on SQLite); and the reads again once the app takes
+# Production and Sandbox (combined answers). It ends with one table of the measures with their targets (issue 47), the
+# server's resident memory idle, at its peak under the ingest, and over the run.
 #
 #   Benchmarks/server.sh            # both databases (PostgreSQL through .ci/postgres.sh)
 #   DATABASES=sqlite Benchmarks/server.sh
@@ -185,6 +186,20 @@ PY
         -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
     echo "[$database] GET /v1/customers/{id} unsigned: $(echo "$unsigned" | summary)"
     rate_ratio "signed customer reads / unsigned" "$reads" "$unsigned"
+    kill -TERM "$pid"
+    wait "$pid" || true
+    # The same reads once the app takes Production too (as an app that ships does): each answer combines the two
+    # environments' states (cached per customer once combined). A first pass computes the new states, then the measure.
+    bench_server "$url" "$work/serve-$database-two.log"
+    curl -sf -X PATCH "http://127.0.0.1:$port/v1/apps/$app_id" -H "Authorization: Bearer $secret_key" \
+        -H 'Content-Type: application/json' -d '{"appAppleId": 1234567890, "environments": ["Production", "Sandbox"]}' > /dev/null
+    NONCE=1 USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" \
+        -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port" > /dev/null
+    two=$(NONCE=1 USERS="$work/load/users.txt" PUBLIC_KEY="$public_key" load -d"${duration}s" --latency \
+        -s "$root/Benchmarks/get.lua" "http://127.0.0.1:$port")
+    echo "[$database] GET /v1/customers/{id}, an app of Production and Sandbox: $(echo "$two" | summary)"
+    rate_ratio "customer reads, two environments / one" "$two" "$reads"
+    table+=("[$database] customer read, two environments / one (read p99)|$(rate_ratio x "$two" "$reads" | sed 's/.*= //') ($(echo "$two" | awk '/^ +99%/ {print $2}'))|")
     kill -TERM "$pid"
     wait "$pid" || true
     if [ "$database" = sqlite ]; then
