@@ -34,8 +34,16 @@ public final class Storekeeper: Sendable {
     private let serverTime: Locked<(requestDate: Int64, receivedAt: Duration)?>
     private let tasks = Locked<[Task<Void, Never>]>([])
     private let launched = Locked<Task<Void, Never>?>(nil)
-    /// The environment the store said this copy of the app buys in, once it said.
-    private let knownEnvironment = Locked<CustomerInfo.Environment?>(nil)
+    /// The environment the store said this copy of the app buys in, once it said; else when it last could not tell
+    /// (monotonic), so that a store that cannot tell is not asked before every request.
+    private let knownEnvironment = Locked<KnownEnvironment>(KnownEnvironment())
+
+    struct KnownEnvironment {
+        var environment: CustomerInfo.Environment?
+        var untoldAt: Duration?
+    }
+    /// How long after the store could not tell the environment the SDK asks it again.
+    static let environmentRetry: Duration = .seconds(300)
 
     struct CachedCustomer: Codable, Sendable {
         var info: CustomerInfo
@@ -380,9 +388,15 @@ public final class Storekeeper: Sendable {
     /// environment the app accepts and marks this one (`CustomerInfo.activeInCurrentEnvironment`), and a sandbox
     /// tester's exposure never counts in a Production split test.
     public func storeEnvironment() async -> CustomerInfo.Environment? {
-        if let known = knownEnvironment.current { return known }
+        let known = knownEnvironment.current
+        if let environment = known.environment { return environment }
+        let now = configuration.clock.monotonic()
+        if let untold = known.untoldAt, now - untold < Self.environmentRetry { return nil }
         let told = await store.environment()
-        if let told { knownEnvironment.withLock { $0 = told } }
+        knownEnvironment.withLock {
+            $0.environment = told
+            $0.untoldAt = told == nil ? now : nil
+        }
         return told
     }
 
