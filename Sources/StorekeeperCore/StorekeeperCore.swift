@@ -199,6 +199,15 @@ struct DatabaseService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
+        if Task.isCancelled {
+            // Cancelled, not shut down (the group ends on a failure, such as a port in use): the other services end at
+            // the same moment, and a query one of them had begun on a SQLite reader would run on a closed connection
+            // (seen once in CI: a crash in sqlite3Init). Their queries take milliseconds: they are given half a second,
+            // on a wait the cancellation does not cut short.
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(500)) { continuation.resume() }
+            }
+        }
         await database.close()
     }
 }
