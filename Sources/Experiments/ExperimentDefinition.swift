@@ -128,6 +128,9 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
     /// Decodes and validates a definition someone wrote, with errors that name the field at fault in plain words; an
     /// unknown field is refused (plain `Decodable` decoding ignores it).
     public static func decode(_ data: Data, requireWeightsSumToOne: Bool = false) throws(ExperimentError) -> ExperimentDefinition {
+        guard !JSONValue.nests(data, deeperThan: maxDefinitionDepth) else {
+            throw .invalidDefinition("a definition nests arrays and objects at most \(maxDefinitionDepth) deep")
+        }
         let definition: ExperimentDefinition
         do {
             let decoder = JSONDecoder()
@@ -147,17 +150,53 @@ public struct ExperimentDefinition: Codable, Hashable, Sendable {
 
     public var effectiveSeed: String { seed ?? key }
 
+    /// How deep a definition may nest (checked before it is decoded), and a variant's payload (checked after, naming
+    /// the variant), and how large a payload may be once encoded: what the SDK is answered must decode on every
+    /// device, and a payload is answered inside two more levels.
+    public static let maxDefinitionDepth = 64
+    public static let maxPayloadDepth = 32
+    public static let maxPayloadBytes = 64 * 1024
+
+    /// The longest experiment or variant key, in Unicode scalars.
+    public static let maxKeyLength = 256
+
+    /// An experiment or variant key has at most `maxKeyLength` scalars and no control character (NUL, line breaks,
+    /// U+0085, U+2028, U+2029): keys reach logs, CSV exports and pages.
+    static func checkKey(_ key: String, field: String) throws(ExperimentError) {
+        guard key.unicodeScalars.count <= maxKeyLength else {
+            throw .invalidField(field, "a key has at most \(maxKeyLength) characters")
+        }
+        if let bad = key.unicodeScalars.first(where: {
+            $0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{2028}" || $0 == "\u{2029}"
+        }) {
+            let hex = String(bad.value, radix: 16, uppercase: true)
+            throw .invalidField(field, "a key holds no control character (U+\(String(repeating: "0", count: max(0, 4 - hex.count)) + hex))")
+        }
+    }
+
     /// Checks what the JSON cannot: keys, weights, coverage, the winner and the namespace. With
     /// `requireWeightsSumToOne` (the server), weights given must add up to 1 (±0.001) rather than be relative.
     public func validate(requireWeightsSumToOne: Bool = false) throws(ExperimentError) {
         guard !key.isEmpty else { throw .invalidField("key", "the experiment key is empty") }
+        try Self.checkKey(key, field: "key")
         guard variants.count >= 2 else { throw .invalidField("variants", "an experiment needs at least two variants") }
         var seen: Set<String> = []
         for (index, variant) in variants.enumerated() {
             let field = "variants[\(index)]"
             guard !variant.key.isEmpty else { throw .invalidField("\(field).key", "a variant key is empty") }
+            try Self.checkKey(variant.key, field: "\(field).key")
             guard seen.insert(variant.key).inserted else {
                 throw .invalidField("\(field).key", "variant '\(variant.key)' appears twice")
+            }
+            if let payload = variant.payload {
+                guard payload.depth <= Self.maxPayloadDepth else {
+                    throw .invalidField(
+                        "\(field).payload", "a payload nests arrays and objects at most \(Self.maxPayloadDepth) deep, not \(payload.depth)")
+                }
+                let size = (try? JSONEncoder().encode(payload).count) ?? Int.max
+                guard size <= Self.maxPayloadBytes else {
+                    throw .invalidField("\(field).payload", "a payload is at most \(Self.maxPayloadBytes / 1024) KB of JSON")
+                }
             }
             if let weight = variant.weight, !(weight.isFinite && weight >= 0) {
                 throw .invalidField(

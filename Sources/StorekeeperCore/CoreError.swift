@@ -25,6 +25,9 @@ public enum CoreError: Error, Sendable, CustomStringConvertible {
     case rejectedByApple(String)
     /// Apple did not answer, or answered that it cannot now: a retry can help.
     case appleUnavailable(String)
+    /// Too many requests of this kind from this caller, or at once: nothing was done; try again after `retryAfter`
+    /// seconds.
+    case tooManyRequests(String, retryAfter: Int)
     /// The database failed (see `StorageError.Code`).
     case storage(StorageError)
     /// A bug or corrupt stored data: nothing the caller can fix.
@@ -37,7 +40,8 @@ public enum CoreError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .appNotFound(let appId): "no app \(appId)"
         case .unauthenticated(let message), .forbidden(let message), .rejectedByApple(let message),
-            .appleUnavailable(let message), .internalError(let message), .notFound(let message), .conflict(let message):
+            .appleUnavailable(let message), .internalError(let message), .notFound(let message), .conflict(let message),
+            .tooManyRequests(let message, _):
             message
         case .invalidInput(let field?, let message): "\(field): \(message)"
         case .invalidInput(nil, let message): message

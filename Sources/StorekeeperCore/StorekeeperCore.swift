@@ -142,7 +142,9 @@ public struct StorekeeperCore: Sendable {
             self.ratesFeed = nil
         }
         self.analytics = AppAnalytics(database: database, recomputer: recomputer, clock: clock)
-        self.dashboardAccounts = DashboardAccounts(database: database, clock: clock)
+        self.dashboardAccounts = DashboardAccounts(
+            database: database, hashing: PasswordHashing(queue: settings.signInQueue),
+            throttle: SignInThrottle(policy: .init(perMinute: settings.signInPerMinute)), clock: clock)
         self.inspection = CustomerInspection(database: database, reads: customers)
         let sender = DeliverySender(
             transport: DeliveryTransport(

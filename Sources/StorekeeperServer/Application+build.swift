@@ -11,7 +11,7 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let sessions = DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger)
     return Application(
-        router: buildRouter(core, sessions: sessions, secureCookies: settings.secureCookies),
+        router: buildRouter(core, sessions: sessions, settings: settings),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "storekeeper"),
         // The session purge stops before the database closes (services stop in reverse order).
         services: core.services + [sessions],
@@ -21,13 +21,12 @@ public func buildApplication(
 
 /// Every route of the API, each group behind the authentication it needs, and the dashboard's pages. (Built alone,
 /// as tests do to list the routes, nothing purges expired sessions: `buildApplication` runs that service.)
-public func buildRouter(_ core: StorekeeperCore, secureCookies: Bool = false) -> Router<ServerContext> {
-    buildRouter(
-        core, sessions: DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger), secureCookies: secureCookies
-    )
+public func buildRouter(_ core: StorekeeperCore, settings: ServerSettings = ServerSettings()) -> Router<ServerContext> {
+    buildRouter(core, sessions: DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger), settings: settings)
 }
 
-func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secureCookies: Bool) -> Router<ServerContext> {
+func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, settings: ServerSettings) -> Router<ServerContext> {
+    let secureCookies = settings.secureCookies
     let router = Router(context: ServerContext.self)
     router.addMiddleware {
         MetricsMiddleware(metrics: core.metrics)
@@ -36,11 +35,12 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
     }
     let authenticator = APIKeyAuthenticator(apps: core.apps)
     let customers = CustomerController(core: core)
-    router.addRoutes(SystemController(core: core).routes)
+    router.addRoutes(SystemController(core: core, operatorToken: settings.operatorToken).routes)
     router.addRoutes(WebhookController(core: core).routes)
     let retention = RetentionController(core: core)
     router.addRoutes(retention.appleRoutes)
     let analytics = AnalyticsController(core: core)
+    router.addRoutes(RatesController(analytics: core.analytics, apps: core.apps, operatorToken: settings.operatorToken).routes)
     let experiments = ExperimentController(core: core)
     let appAdmin = AppAdminController(core: core)
     let refunds = RefundController(core: core)
@@ -64,7 +64,6 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
     customerGroup.addRoutes(customers.customerRoutes).addRoutes(experiments.customerRoutes).addRoutes(refunds.customerRoutes)
     router.group().add(middleware: authenticator).group(context: AdminContext.self)
         .addRoutes(customers.adminRoutes)
-        .addRoutes(analytics.rateRoutes)
 
     // The dashboard: sessions and HTML errors around every page; sign-in and sign-out open to anyone; the rest behind
     // a signed-in user, every posted form's CSRF token checked; an app's pages with their app resolved once.
@@ -78,7 +77,9 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, secur
                 configuration: .init(
                     sessionCookieParameters: cookie, keyPrefix: "dashboard.",
                     defaultSessionExpiration: DashboardSignInController.sessionLength)))
-    pages.addRoutes(DashboardSignInController(core: core).routes)
+    pages.addRoutes(
+        DashboardSignInController(accounts: core.dashboardAccounts, trustedProxies: settings.trustedProxies, secureCookies: secureCookies)
+            .routes)
     let signedIn = pages.group().add(middleware: DashboardSignedIn(accounts: core.dashboardAccounts)).add(middleware: DashboardFormGuard())
     let analyticsPages = DashboardAnalyticsController(core: core)
     signedIn.addRoutes(analyticsPages.listRoutes)

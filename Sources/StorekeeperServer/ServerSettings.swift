@@ -8,6 +8,8 @@ public struct ServerSettings: Sendable {
         public static let host = "storekeeper.host"
         public static let port = "storekeeper.port"
         public static let secureCookies = "storekeeper.secure.cookies"
+        public static let trustedProxies = "storekeeper.trusted.proxies"
+        public static let operatorToken = "storekeeper.operator.token"
     }
 
     public var host = "127.0.0.1"
@@ -15,6 +17,10 @@ public struct ServerSettings: Sendable {
     public var port = 8080
     /// The dashboard's session cookie is `Secure` (sent over HTTPS only): turn on behind a TLS proxy.
     public var secureCookies = false
+    /// The proxies (addresses) whose `X-Forwarded-For` names the client, for the sign-in throttle; none by default.
+    public var trustedProxies = TrustedProxies.none
+    /// The operator's token over HTTP: `PUT /v1/rates`, and `/metrics` and `/openapi.yaml` once set.
+    public var operatorToken = OperatorToken.none
     public var core = CoreSettings()
 
     /// The defaults.
@@ -31,5 +37,9 @@ public struct ServerSettings: Sendable {
             self.port = port
         }
         secureCookies = try CoreSettings.flag(reader, Key.secureCookies, default: secureCookies)
+        if let text = reader.string(forKey: ConfigKey(Key.trustedProxies)) { trustedProxies = try TrustedProxies(parsing: text) }
+        if let token = reader.string(forKey: ConfigKey(Key.operatorToken), isSecret: true), !token.isEmpty {
+            operatorToken = try OperatorToken(token)
+        }
     }
 }

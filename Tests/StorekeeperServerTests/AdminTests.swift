@@ -58,7 +58,7 @@ struct AdminTests {
         try await h.test { client in
             let health = try await client.execute(uri: "/health", method: .get)
             #expect(try decode(SystemController.Health.self, health).status == "ok")
-            let yaml = try await client.execute(uri: "/openapi.yaml", method: .get)
+            let yaml = try await client.execute(uri: "/openapi.yaml", method: .get, headers: operatorHeaders())
             #expect(String(buffer: yaml.body).hasPrefix("openapi: 3.1.1"))
             let missing = try await client.execute(uri: "/v2/nothing", method: .get)
             #expect(missing.status == .notFound)

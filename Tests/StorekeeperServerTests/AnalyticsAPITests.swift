@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -8,18 +9,35 @@ import Testing
 /// The analytics endpoints' answers to bad input: a named 400, never a 5xx.
 @Suite("Analytics API")
 struct AnalyticsAPITests {
-    @Test("rates: a file loads; a currency quoted twice for a day is a 400 naming its lines", arguments: TestDatabase.available)
+    @Test(
+        "rates: only the operator token loads them (an app's key is 403, none 401); a currency quoted twice for a day is a 400 naming its lines",
+        arguments: TestDatabase.available)
     func rates(database: TestDatabase) async throws {
         let h = try await Harness.make(database)
         try await h.test { client in
-            var key = headers(h.app.secretKey)
-            key[.contentType] = "text/csv"
+            let file = ByteBuffer(string: "Date,USD,JPY,\n2026-01-02,1.1,160,\n")
+            for key in [h.app.secretKey, h.app.publicKey] {
+                var appKey = headers(key)
+                appKey[.contentType] = "text/csv"
+                let refused = try await client.execute(uri: "/v1/rates", method: .put, headers: appKey, body: file)
+                #expect(refused.status == .forbidden)
+                #expect(try decode(ErrorBody.self, refused).error.message.contains("operator"))
+            }
+            for authorization in [nil, "Bearer sk_nope_nope", "Bearer " + testOperatorTokenText + "x"] {
+                var fields: HTTPFields = [.contentType: "text/csv"]
+                if let authorization { fields[.authorization] = authorization }
+                let refused = try await client.execute(uri: "/v1/rates", method: .put, headers: fields, body: file)
+                #expect(refused.status == .unauthorized, "\(authorization ?? "none")")
+            }
+            #expect(try await client.execute(uri: "/v1/rates", method: .get, headers: headers(h.app.secretKey)).status == .ok)
+            #expect(try await client.execute(uri: "/v1/rates", method: .get, headers: operatorHeaders()).status == .unauthorized)
             let loaded = try await client.execute(
-                uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: "Date,USD,JPY,\n2026-01-02,1.1,160,\n"))
+                uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: "Date,USD,JPY,\n2026-01-02,1.1,160,\n")
+            )
             #expect(loaded.status == .ok)
             #expect(String(buffer: loaded.body).contains(#""imported":2"#))
             let twice = try await client.execute(
-                uri: "/v1/rates", method: .put, headers: key,
+                uri: "/v1/rates", method: .put, headers: operatorHeaders(),
                 body: ByteBuffer(string: "date,currency,usd_per_unit\n2026-01-02,EUR,1.09\n2026-01-02,EUR,1.1\n"))
             #expect(twice.status == .badRequest)
             let error = try decode(ErrorBody.self, twice).error

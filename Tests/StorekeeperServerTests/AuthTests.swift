@@ -61,6 +61,23 @@ struct AuthTests {
         }
     }
 
+    @Test("the Bearer scheme in any case and with more than one space (RFC 9110), or no scheme at all")
+    func schemeCase() async throws {
+        let h = try await Harness.make(.sqlite)
+        try await h.test { client in
+            for authorization in ["bearer \(h.app.publicKey)", "BEARER  \(h.app.publicKey)", "Bearer \(h.app.publicKey)", h.app.publicKey] {
+                let response = try await client.execute(uri: "/v1/customers/alice", method: .get, headers: [.authorization: authorization])
+                #expect(response.status == .ok, "\(authorization)")
+            }
+            for authorization in ["Basic \(h.app.publicKey)", "bearer", "bearerpk_x", "Bearer\t\(h.app.publicKey)x"] {
+                let response = try await client.execute(uri: "/v1/customers/alice", method: .get, headers: [.authorization: authorization])
+                #expect(response.status == .unauthorized, "\(authorization)")
+            }
+        }
+        #expect(APIKeyAuthenticator.credential("bearer sk_a_b") == "sk_a_b")
+        #expect(APIKeyAuthenticator.credential("sk_a_b") == "sk_a_b")
+    }
+
     @Test("a rotated key stops working at once; the new one works; secrets never appear in responses")
     func rotation() async throws {
         let h = try await Harness.make(.sqlite)

@@ -47,7 +47,7 @@ struct CommitmentPlanTests {
             let rig = EndToEndTests.rig(scenario: nil, client: client, harness: h)
             let admin = headers(h.app.secretKey)
             let loaded = try await client.execute(
-                uri: "/v1/rates", method: .put, headers: admin, body: ByteBuffer(string: Storefront.ratesCSV()))
+                uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: Storefront.ratesCSV()))
             #expect(loaded.status == .ok)
             let steps = try ScenarioLibrary.named("commitment-plan").steps
             func customer(_ name: String) async throws -> Customer {

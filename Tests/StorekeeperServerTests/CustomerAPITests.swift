@@ -316,7 +316,8 @@ struct CustomerAPITests {
             let calls: [(String, HTTPRequest.Method, HTTPFields, ByteBuffer?, HTTPResponse.Status)] = [
                 ("/health", .get, [:], nil, .ok),
                 ("/ping", .get, [:], nil, .ok),
-                ("/openapi.yaml", .get, [:], nil, .ok),
+                ("/openapi.yaml", .get, operatorHeaders(), nil, .ok),
+                ("/openapi.yaml", .get, [:], nil, .unauthorized),
                 (
                     "\(app)/notifications/appstore", .post, headers(nil),
                     body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(0))]), .ok
@@ -339,7 +340,8 @@ struct CustomerAPITests {
                 ("\(app)/entitlements", .get, sk, nil, .ok),
                 ("\(app)/events", .get, sk, nil, .ok),
                 ("\(app)/audit", .get, sk, nil, .ok),
-                ("/metrics", .get, [:], nil, .ok),
+                ("/metrics", .get, operatorHeaders(), nil, .ok),
+                ("/metrics", .get, sk, nil, .unauthorized),
                 ("\(app)/keys/rotate", .post, sk, body(["kind": "secret"]), .created),
             ]
             for (uri, method, fields, payload, status) in calls {

@@ -341,7 +341,7 @@ struct EndToEndReconciliationTests {
         h.clock.set(at(365))
         let key = headers(h.app.secretKey)
         let loaded = try await client.execute(
-            uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
+            uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: Storefront.ratesCSV()))
         #expect(loaded.status == .ok)
         let overview = try decode(
             MetricsOverview.self,

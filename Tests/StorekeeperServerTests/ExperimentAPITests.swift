@@ -216,12 +216,43 @@ struct ExperimentAPITests {
                 (#"{"key": "e", "placement": "onboarding", "status": "sideways", "variants": [{"key": "a"}, {"key": "b"}]}"#, "status"),
                 (#"{"key": "e/x", "placement": "onboarding", "variants": [{"key": "a"}, {"key": "b"}]}"#, "key"),
                 (#"{"placement": "onboarding", "variants": [{"key": "a"}, {"key": "b"}]}"#, "key"),
+                // NUL and other control characters are refused in keys, as everywhere else.
+                (#"{"key": "e", "placement": "onboarding", "variants": [{"key": "a\u0000"}, {"key": "b"}]}"#, "variants[0].key"),
+                (#"{"key": "e", "placement": "onboarding", "variants": [{"key": "a"}, {"key": "b\nc"}]}"#, "variants[1].key"),
+                (
+                    #"{"key": "e", "placement": "onboarding", "variants": [{"key": "a"}, {"key": "\#(String(repeating: "k", count: 257))"}]}"#,
+                    "variants[1].key"
+                ),
+                // A payload nested past 32 levels is named; it would be answered inside more.
+                (
+                    #"{"key": "e", "placement": "onboarding", "variants": [{"key": "a", "payload": \#(Self.nested(33))}, {"key": "b"}]}"#,
+                    "variants[0].payload"
+                ),
             ]
             for (json, field) in cases {
                 let response = try await client.send(.post, base + "/experiments", h.app.secretKey, json)
                 #expect(response.status == .badRequest, "\(json)")
                 #expect(try decode(ErrorBody.self, response).error.field == field, "\(json)")
             }
+            // Nested past 64 levels: refused before anything decodes it, paywalls and definitions alike.
+            for (uri, method, json) in [
+                (
+                    base + "/experiments", HTTPRequest.Method.post,
+                    #"{"key": "e", "placement": "onboarding", "variants": [{"key": "a", "payload": \#(Self.nested(510))}, {"key": "b"}]}"#
+                ),
+                (base + "/paywalls/deep", .put, #"{"products": ["pro.monthly"], "config": \#(Self.nested(510))}"#),
+            ] {
+                let deep = try await client.send(method, uri, h.app.secretKey, json)
+                #expect(deep.status == .badRequest)
+                #expect(try decode(ErrorBody.self, deep).error.message.contains("64"))
+            }
+            let deepConfig = try await client.send(
+                .put, base + "/paywalls/deep", h.app.secretKey, #"{"products": ["pro.monthly"], "config": \#(Self.nested(40))}"#)
+            #expect(try deepConfig.status == .badRequest && decode(ErrorBody.self, deepConfig).error.field == "config")
+            let fine = try await client.send(
+                .put, base + "/paywalls/deep", h.app.secretKey, #"{"products": ["pro.monthly"], "config": \#(Self.nested(32))}"#)
+            #expect(fine.status == .created)
+            #expect(try await client.send(.get, base + "/experiments/definitions", h.app.publicKey).status == .ok)
             let plain = try decode(
                 ErrorBody.self,
                 try await client.send(
@@ -258,6 +289,11 @@ struct ExperimentAPITests {
             let phase = try await client.send(.patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"phase": 4}"#)
             #expect(try phase.status == .badRequest && decode(ErrorBody.self, phase).error.field == "phase")
         }
+    }
+
+    /// JSON objects nested `depth` deep: `{"a":{"a":…{}}}`.
+    static func nested(_ depth: Int) -> String {
+        String(repeating: #"{"a":"#, count: depth - 1) + "{}" + String(repeating: "}", count: depth - 1)
     }
 
     /// The results as the API answers them (every test's mirror).

@@ -79,9 +79,8 @@ struct ExperimentEndToEndTests {
     }
 
     static func loadRates(client: any TestClientProtocol, harness h: Harness) async throws {
-        var key = headers(h.app.secretKey)
-        key[.contentType] = "text/csv"
-        let loaded = try await client.execute(uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
+        let loaded = try await client.execute(
+            uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: Storefront.ratesCSV()))
         #expect(loaded.status == .ok)
     }
 

@@ -107,14 +107,16 @@ struct Harness: Sendable {
     func close() async { await core.database.close() }
 
     /// The application as `storekeeper serve` builds it, on a free port.
-    func application() -> some ApplicationProtocol {
-        Self.application(core)
+    func application(_ adjust: (inout ServerSettings) -> Void = { _ in }) -> some ApplicationProtocol {
+        Self.application(core, adjust)
     }
 
-    static func application(_ core: StorekeeperCore) -> some ApplicationProtocol {
+    static func application(_ core: StorekeeperCore, _ adjust: (inout ServerSettings) -> Void = { _ in }) -> some ApplicationProtocol {
         var settings = ServerSettings()
         settings.port = 0
         settings.core = core.settings
+        settings.operatorToken = testOperatorToken
+        adjust(&settings)
         return buildApplication(core, settings: settings)
     }
 
@@ -193,6 +195,17 @@ func notification(
 
 func body(_ object: [String: String]) -> ByteBuffer {
     ByteBuffer(data: (try? JSONSerialization.data(withJSONObject: object)) ?? Data())
+}
+
+/// The operator token every test application is built with.
+let testOperatorToken: OperatorToken = {
+    do { return try OperatorToken(testOperatorTokenText) } catch { preconditionFailure("the test operator token is valid: \(error)") }
+}()
+let testOperatorTokenText = "op-test-0123456789abcdef0123456789abcdef"
+
+/// Headers that carry the operator token.
+func operatorHeaders(contentType: String = "text/csv") -> HTTPFields {
+    [.contentType: contentType, .authorization: "Bearer \(testOperatorTokenText)"]
 }
 
 func headers(_ key: String?) -> HTTPFields {

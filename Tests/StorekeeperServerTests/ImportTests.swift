@@ -200,8 +200,10 @@ struct ImportTests {
                 let expected = await store.with { $0.expectedMetrics() }
                 let key = headers(h.app.secretKey)
                 #expect(
-                    try await client.execute(uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
-                        .status == .ok)
+                    try await client.execute(
+                        uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: Storefront.ratesCSV())
+                    )
+                    .status == .ok)
                 let overview = try decode(
                     MetricsOverview.self,
                     try await client.execute(

@@ -124,7 +124,7 @@ struct IntegrationTests {
                 #expect(!Self.text(page).contains(authorization))
 
                 // /metrics counts the deliveries by kind and outcome, and shows the queue.
-                let metrics = Self.text(try await client.execute(uri: "/metrics", method: .get))
+                let metrics = Self.text(try await client.execute(uri: "/metrics", method: .get, headers: operatorHeaders()))
                 #expect(metrics.contains(#"storekeeper_deliveries_total{kind="webhook",outcome="delivered"} \#(events.count)"#))
                 #expect(metrics.contains(#"storekeeper_outbox_waiting{kind="webhook"}"#))
                 #expect(metrics.contains(#"storekeeper_outbox_oldest_waiting_seconds{kind="webhook"}"#))

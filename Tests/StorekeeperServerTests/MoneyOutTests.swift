@@ -38,7 +38,8 @@ struct MoneyOutTests {
                     + Storefront.usdRates.keys.sorted().filter { $0 != "USD" }.compactMap { currency in
                         Storefront.usdRates[currency].map { "\(later),\(currency),\($0 * 1.25)" }
                     }.joined(separator: "\n") + "\n"
-                let loaded = try await client.execute(uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: rates))
+                let loaded = try await client.execute(
+                    uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: rates))
                 #expect(loaded.status == .ok, "\(String(buffer: loaded.body))")
                 for preset in Self.presets {
                     for (kind, config) in [

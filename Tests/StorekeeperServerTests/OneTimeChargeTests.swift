@@ -58,7 +58,8 @@ struct OneTimeChargeTests {
     static func expectNetRevenue(equalTo model: StoreModel, client: any TestClientProtocol, harness h: Harness) async throws {
         let expected = model.expectedMetrics()
         let key = headers(h.app.secretKey)
-        let loaded = try await client.execute(uri: "/v1/rates", method: .put, headers: key, body: ByteBuffer(string: Storefront.ratesCSV()))
+        let loaded = try await client.execute(
+            uri: "/v1/rates", method: .put, headers: operatorHeaders(), body: ByteBuffer(string: Storefront.ratesCSV()))
         #expect(loaded.status == .ok)
         let from = CalendarDay(containing: at(0)).description
         let to = CalendarDay(containing: at(120)).description

@@ -124,7 +124,7 @@ struct RatesFeedTests {
 
                 // An operator's own rates replace the feed's for that day, and the API reads them.
                 let put = try await client.execute(
-                    uri: "/v1/rates", method: .put, headers: headers(h.app.secretKey),
+                    uri: "/v1/rates", method: .put, headers: operatorHeaders(),
                     body: ByteBuffer(string: "date,currency,usd_per_unit\n2026-10-30,JPY,0.0065\n"))
                 #expect(put.status == .ok)
                 let yen = try #require(try await database.reading { try await $0.usdRate(currency: "JPY", onOrBefore: 30_000) })

@@ -63,7 +63,7 @@ struct WebhookTests {
             let answer = try await client.postNotification(h.app.appId, future)
             #expect(answer.status == .ok)
             #expect(try decode(WebhookController.NotificationAnswer.self, answer).result == .applied)
-            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get, headers: operatorHeaders()).body)
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SUBSCRIBED",result="applied"} 1"#))
             #expect(metrics.contains(#"storekeeper_notifications_total{type="SOMETHING_NEW",result="applied"} 1"#))
             // SQLite's group commit counts its transactions and commits; PostgreSQL has none.
@@ -176,7 +176,7 @@ struct WebhookTests {
             #expect(unknownApp.status == .notFound)
 
             #expect(try await h.core.database.reading { try await $0.notificationCount(app: h.app.appId) } == 0)
-            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+            let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get, headers: operatorHeaders()).body)
             #expect(metrics.contains(#"storekeeper_verification_failures_total{error="verificationFailure"} 1"#))
             #expect(metrics.contains(#"storekeeper_verification_failures_total{error="invalidAppIdentifier"} 1"#))
             #expect(metrics.contains("storekeeper_http_requests_total"))

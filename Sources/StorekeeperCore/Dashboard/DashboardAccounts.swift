@@ -1,6 +1,6 @@
+import Crypto
 import Foundation
 import HummingbirdBcrypt
-import NIOPosix
 import Storage
 
 /// A person who signs in to the dashboard, and the apps they may see.
@@ -27,22 +27,22 @@ public enum SignInOutcome: Sendable, Equatable {
     case signedIn(DashboardUser)
     /// No such user, or the wrong password (which of the two is not said).
     case wrongCredentials
-    /// Too many failures in a minute: no password is checked until `until` (ms since 1970).
-    case locked(until: Int64)
+    /// Too many attempts from this client (or wrong passwords for this account from it): no password was checked;
+    /// the next attempt is considered after `retryAfter` seconds. The same for accounts that do not exist.
+    case throttled(retryAfter: Int64)
 }
 
-/// The dashboard's accounts: creation (bcrypt hashes, never a password at rest), sign-in with a lockout that every
-/// server on the database shares, password changes.
+/// The dashboard's accounts: creation (bcrypt hashes, never a password at rest), sign-in throttled per client and
+/// account (`SignInThrottle`) with bcrypt on its own threads (`PasswordHashing`), password changes that end the user's
+/// sessions.
 public struct DashboardAccounts: Sendable {
-    /// Failures allowed within `failureWindow` before the account locks for `lockout`.
-    public static let maxFailures: Int64 = 5
-    public static let failureWindow: Int64 = 60_000
-    public static let lockout: Int64 = 60_000
     /// bcrypt reads at most 72 bytes: a longer password would be cut silently, so it is refused.
     public static let passwordBytes = 12...72
     public static let defaultCost: UInt8 = 12
 
     let database: StorageDatabase
+    public let hashing: PasswordHashing
+    let throttle: SignInThrottle
     let clock: @Sendable () -> Date
 
     /// Creates a user who may see `apps` (or every app) with the given password, or a generated one (returned, to
@@ -62,7 +62,7 @@ public struct DashboardAccounts: Sendable {
             return missing
         }
         if let first = unknown.first { throw CoreError.appNotFound(appId: first) }
-        let hash = try await Self.hash(password, cost: cost)
+        let hash = try await hashing.hash(password, cost: cost)
         let record = DashboardUserRecord(
             id: UUID().uuidString.lowercased(), email: email, passwordHash: hash, allApps: allApps, apps: allApps ? [] : apps,
             createdAt: clock().millisecondsSince1970)
@@ -72,40 +72,31 @@ public struct DashboardAccounts: Sendable {
         return (DashboardUser(record), generated)
     }
 
-    /// Checks a password, counting failures per account: the fifth wrong one within a minute locks the account for
-    /// a minute, during which no password is checked at all.
-    public func signIn(email: String, password: String) async throws -> SignInOutcome {
-        guard let email = try? Self.normalised(email: email),
-            let record = try await database.reading({ try await $0.dashboardUser(email: email) })
-        else {
-            // The same work as for a real account, so that timing does not tell which emails exist.
-            _ = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: Self.decoyHash) }
-            return .wrongCredentials
-        }
+    /// Checks a password from `client` (an address). Whether the account exists, the work is the same: the throttle
+    /// first, then one bcrypt verification (against a decoy hash for an unknown email, and with a password over 72
+    /// bytes cut to 72 and then refused), then the same answer.
+    public func signIn(email: String, password: String, client: String) async throws -> SignInOutcome {
         let now = clock().millisecondsSince1970
-        if let until = record.lockedUntil, now < until { return .locked(until: until) }
-        var matches = false
-        if password.utf8.count <= Self.passwordBytes.upperBound { matches = try await Self.verify(password, hash: record.passwordHash) }
-        let verified = matches
-        return try await database.writing { session in
-            try await session.lockDashboardUser(id: record.id)
-            guard let current = try await session.dashboardUser(id: record.id) else { return .wrongCredentials }
-            if let until = current.lockedUntil, now < until { return .locked(until: until) }
-            if verified {
-                try await session.updateSignIn(user: current.id, failures: 0, failuresSince: nil, lockedUntil: nil, signedInAt: now)
-                return .signedIn(DashboardUser(current))
-            }
-            let windowOpen = current.failuresSince.map { now - $0 < Self.failureWindow } ?? false
-            let failures = windowOpen ? current.failures + 1 : 1
-            let since = windowOpen ? current.failuresSince : now
-            if failures >= Self.maxFailures {
-                let until = now + Self.lockout
-                try await session.updateSignIn(user: current.id, failures: 0, failuresSince: nil, lockedUntil: until, signedInAt: nil)
-                return .locked(until: until)
-            }
-            try await session.updateSignIn(user: current.id, failures: failures, failuresSince: since, lockedUntil: nil, signedInAt: nil)
+        if let wait = throttle.admit(account: email, client: client, now: now) {
+            return .throttled(retryAfter: max(1, (wait + 999) / 1000))
+        }
+        let record: DashboardUserRecord?
+        if let email = try? Self.normalised(email: email) {
+            record = try await database.reading { try await $0.dashboardUser(email: email) }
+        } else {
+            record = nil
+        }
+        let fits = password.utf8.count <= Self.passwordBytes.upperBound
+        let candidate = fits ? password : String(decoding: password.utf8.prefix(Self.passwordBytes.upperBound), as: UTF8.self)
+        let hash = record?.passwordHash
+        let verified = try await hashing.run { Bcrypt.verify(candidate, hash: hash ?? Self.decoyHash) }
+        guard let record, verified, fits else {
+            throttle.record(account: email, client: client, succeeded: false, now: now)
             return .wrongCredentials
         }
+        throttle.record(account: email, client: client, succeeded: true, now: now)
+        try await database.writing { try await $0.updateSignIn(user: record.id, signedInAt: now) }
+        return .signedIn(DashboardUser(record))
     }
 
     /// The user a session names, nil if they were deleted since.
@@ -127,7 +118,7 @@ public struct DashboardAccounts: Sendable {
         try await database.reading { try await $0.dashboardUsers() }.map(DashboardUser.init)
     }
 
-    /// Sets a new password (given, or generated and returned); clears failures and any lockout.
+    /// Sets a new password (given, or generated and returned) and ends every session of the user.
     public func resetPassword(email: String, password: String?, cost: UInt8 = Self.defaultCost) async throws -> String? {
         let email = try Self.normalised(email: email)
         let generated = password == nil ? Self.generatedPassword() : nil
@@ -135,8 +126,11 @@ public struct DashboardAccounts: Sendable {
         guard let user = try await database.reading({ try await $0.dashboardUser(email: email) }) else {
             throw CoreError.invalidInput(field: "email", "no user has the email \(email)")
         }
-        let hash = try await Self.hash(password, cost: cost)
-        try await database.writing { try await $0.updatePassword(user: user.id, passwordHash: hash) }
+        let hash = try await hashing.hash(password, cost: cost)
+        try await database.writing { session in
+            try await session.updatePassword(user: user.id, passwordHash: hash)
+            try await session.deleteSessions(user: user.id)
+        }
         return generated
     }
 
@@ -176,15 +170,10 @@ public struct DashboardAccounts: Sendable {
         return String((0..<20).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
     }
 
-    /// A hash of no one's password, checked when the email is unknown (made on first use, on the thread pool).
+    /// How a session key is stored: `sha256:` and its digest in hex, never the key itself (the ids are 128 random
+    /// bits or more, so one unsalted hash is enough, as for API keys).
+    public static func storedSessionKey(_ key: String) -> String { "sha256:" + Hex.encode(SHA256.hash(data: Data(key.utf8))) }
+
+    /// A hash of no one's password, checked when the email is unknown (made on first use, on bcrypt's threads).
     static let decoyHash = Bcrypt.hash(generatedPassword(), cost: defaultCost)
-
-    // bcrypt is slow on purpose: off the cooperative pool.
-    static func hash(_ password: String, cost: UInt8) async throws -> String {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.hash(password, cost: cost) }
-    }
-
-    static func verify(_ password: String, hash: String) async throws -> Bool {
-        try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(password, hash: hash) }
-    }
 }

@@ -46,6 +46,10 @@ public struct ExperimentAdministration: Sendable {
         for (index, product) in input.products.enumerated() where !known.contains(product) {
             throw CoreError.invalidInput(field: "products[\(index)]", "'\(product)' is not a product of the app's catalog")
         }
+        if let depth = input.config?.depth, depth > ExperimentDefinition.maxPayloadDepth {
+            throw CoreError.invalidInput(
+                field: "config", "config nests arrays and objects \(depth) deep; at most \(ExperimentDefinition.maxPayloadDepth)")
+        }
         let products = String(decoding: try JSONEncoder.sortedKeys.encode(input.products), as: UTF8.self)
         let config = String(decoding: try JSONEncoder.sortedKeys.encode(input.config ?? .object([:])), as: UTF8.self)
         guard config.utf8.count <= Self.maxConfigBytes else {

@@ -34,6 +34,8 @@ public struct CoreSettings: Sendable {
         public static let signingRotation = "storekeeper.signing.rotation"
         public static let responseSigning = "storekeeper.response.signing"
         public static let ratesURL = "storekeeper.rates.url"
+        public static let signInPerMinute = "storekeeper.signin.per.minute"
+        public static let signInQueue = "storekeeper.signin.queue"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -73,6 +75,13 @@ public struct CoreSettings: Sendable {
     /// last 90 days, in its XML layout; nil (an empty value, or `off`) fetches nothing.
     public var ratesURL: String? = RatesFeed.ecb90Days
 
+    /// Dashboard sign-in attempts one client address may make a minute (as many at once), before any password is
+    /// checked (`SignInThrottle`).
+    public var signInPerMinute = 10
+    /// Sign-ins that may wait for bcrypt's threads (`PasswordHashing`: half the cores) beyond those being checked;
+    /// more are answered 429 at once.
+    public var signInQueue = 8
+
     /// The defaults.
     public init() {}
 
@@ -111,6 +120,8 @@ public struct CoreSettings: Sendable {
             signingRotation = .seconds(seconds)
         }
         responseSigning = try Self.flag(reader, Key.responseSigning, default: responseSigning)
+        if let count = try Self.count(reader, Key.signInPerMinute, in: 1...10_000) { signInPerMinute = count }
+        if let count = try Self.count(reader, Key.signInQueue, in: 0...10_000) { signInQueue = count }
         if let url = reader.string(forKey: ConfigKey(Key.ratesURL)) {
             let trimmed = url.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed == "off" {
@@ -122,6 +133,15 @@ public struct CoreSettings: Sendable {
                 ratesURL = trimmed
             }
         }
+    }
+
+    /// A whole number in `range`, if the key is set.
+    static func count(_ reader: ConfigReader, _ key: String, in range: ClosedRange<Int>) throws(SettingError) -> Int? {
+        guard let text = reader.string(forKey: ConfigKey(key)) else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw SettingError(key: key, "a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
+        }
+        return value
     }
 
     /// A whole number of seconds ≥ 0, if the key is set.

@@ -1,14 +1,16 @@
 import AppStore
+import Experiments
 import Foundation
 import Hummingbird
 import NIOCore
 import StorekeeperCore
 
-/// Decodes JSON request bodies: at most 256 KB (413 past that), and a body that does not decode is invalid input
-/// naming the field at fault.
+/// Decodes JSON request bodies: at most 256 KB (413 past that) and 64 levels of arrays and objects (checked before
+/// decoding), and a body that does not decode is invalid input naming the field at fault.
 public struct JSONBodyDecoder: RequestDecoder {
     /// One shared decoder (building one per request costs more than decoding a small body).
     private static let decoder = JSONDecoder()
+    static let maxDepth = 64
 
     public func decode<T: Decodable>(_ type: T.Type, from request: Request, context: some RequestContext) async throws -> T {
         var request = request
@@ -19,6 +21,9 @@ public struct JSONBodyDecoder: RequestDecoder {
             throw ErrorResponse.payloadTooLarge
         }
         let data = Data(buffer.readableBytesView)
+        guard !JSONValue.nests(data, deeperThan: Self.maxDepth) else {
+            throw CoreError.invalidInput("the body nests arrays and objects more than \(Self.maxDepth) deep")
+        }
         do {
             return try Self.decoder.decode(T.self, from: data)
         } catch let error as CoreError {

@@ -7,10 +7,13 @@ public struct ServerContext: AuthRequestContext, APIRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Who the API key belongs to; nil until `APIKeyAuthenticator` has run (or when no key came).
     public var identity: Caller?
+    /// The connection's peer (nil in in-process tests); `TrustedProxies.client` tells the client behind a proxy.
+    public let remoteAddress: String?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         identity = nil
+        remoteAddress = source.channel.remoteAddress?.ipAddress
     }
 
     /// The authenticated caller, or 401.

@@ -8,7 +8,6 @@ public struct DashboardSession: Codable, Sendable, Equatable {
     public var userId: String?
     public var csrf: String
 
-    static func anonymous() -> DashboardSession { DashboardSession(userId: nil, csrf: CSRFToken.make()) }
 }
 
 /// The context of the dashboard's pages: the session (hummingbird-auth's middleware loads and saves it), the
@@ -20,9 +19,12 @@ public struct DashboardContext: ChildRequestContext, SessionRequestContext {
     public let sessions: SessionContext<DashboardSession>
     public var user: DashboardUser?
     var appScope: DashboardScope?
+    /// The connection's peer (see `ServerContext.remoteAddress`).
+    public let remoteAddress: String?
 
     public init(context: ServerContext) throws {
         coreContext = context.coreContext
+        remoteAddress = context.remoteAddress
         sessions = SessionContext()
         user = nil
         appScope = nil

@@ -6,8 +6,10 @@ import Storage
 import StorekeeperCore
 
 /// Hummingbird's key-value persistence over the database (table `sessions`), so that the dashboard's sessions are
-/// shared by every server on it and survive a restart. Values are stored as JSON; expired keys read as absent and are
-/// purged every `purgeInterval` while the service runs.
+/// shared by every server on it and survive a restart. A key is stored as its SHA-256 (someone who reads the table,
+/// or a backup of it, learns no session id a cookie could carry), with the signed-in user of a `DashboardSession`.
+/// Values are stored as JSON; expired keys read as absent and are purged every `purgeInterval` while the service
+/// runs.
 struct DatabasePersistDriver: PersistDriver {
     let database: StorageDatabase
     let clock: @Sendable () -> Date
@@ -21,19 +23,24 @@ struct DatabasePersistDriver: PersistDriver {
 
     private func expiry(_ expires: Duration?) -> Int64? { expires.map { now + $0.wholeMilliseconds } }
 
+    static func storedKey(_ key: String) -> String { DashboardAccounts.storedSessionKey(key) }
+
+    private static func user(_ value: some Sendable) -> String? { (value as? DashboardSession)?.userId }
+
     func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let json = try String(decoding: Self.encoder.encode(value), as: UTF8.self)
-        let (expiresAt, now) = (expiry(expires), self.now)
-        guard try await database.writing({ try await $0.insertSession(key: key, value: json, expiresAt: expiresAt, now: now) }) else {
+        let (expiresAt, now, key, user) = (expiry(expires), self.now, Self.storedKey(key), Self.user(value))
+        guard try await database.writing({ try await $0.insertSession(key: key, value: json, user: user, expiresAt: expiresAt, now: now) })
+        else {
             throw PersistError.duplicate
         }
     }
 
     func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let json = try String(decoding: Self.encoder.encode(value), as: UTF8.self)
-        let expiresAt = expiry(expires)
+        let (expiresAt, key, user) = (expiry(expires), Self.storedKey(key), Self.user(value))
         try await database.writing {
-            try await $0.upsertSession(key: key, value: json, expiresAt: expiresAt, keepExpiry: expires == nil)
+            try await $0.upsertSession(key: key, value: json, user: user, expiresAt: expiresAt, keepExpiry: expires == nil)
         }
     }
 
@@ -42,7 +49,7 @@ struct DatabasePersistDriver: PersistDriver {
     }
 
     func getWithTTL<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> (object: Object, ttl: Duration?)? {
-        let now = self.now
+        let (now, key) = (self.now, Self.storedKey(key))
         guard let stored = try await database.reading({ try await $0.session(key: key, now: now) }) else { return nil }
         let object: Object
         do { object = try Self.decoder.decode(type, from: Data(stored.value.utf8)) } catch { throw PersistError.invalidConversion }
@@ -50,6 +57,7 @@ struct DatabasePersistDriver: PersistDriver {
     }
 
     func remove(key: String) async throws {
+        let key = Self.storedKey(key)
         try await database.writing { try await $0.deleteSession(key: key) }
     }
 

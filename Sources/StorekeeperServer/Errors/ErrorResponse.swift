@@ -76,6 +76,9 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
         case .appleUnavailable(let message):
             self.init(.serviceUnavailable, "unavailable", message)
             headers[.retryAfter] = "5"
+        case .tooManyRequests(let message, let seconds):
+            self.init(.tooManyRequests, "too_many_requests", message)
+            headers[.retryAfter] = String(max(1, seconds))
         case .storage(let error):
             self.init(storage: error)
         case .internalError(let message):

@@ -114,12 +114,13 @@ extension OpenAPIDocument {
                     responses: merged([200: json("Rates per currency.", ratesSchema)], errors(401, 403, 503))),
                 put: .init(
                     summary:
-                        "Loads exchange rates to USD from CSV (any app's secret key): 'date,currency,usd_per_unit', or the ECB's 'Date,USD,JPY,…' per euro.",
+                        "Loads exchange rates to USD from CSV (the operator token): 'date,currency,usd_per_unit', or the ECB's 'Date,USD,JPY,…' per euro.",
                     description:
-                        "A rate already stored for a currency and day is replaced; the ledger is converted again. The rates are shared by every app of the server.",
+                        "A rate already stored for a currency and day is replaced; the ledger is converted again. The rates are shared by every app of the server, so only the operator changes them: an app's key is 403.",
                     requestBody: .init(content: [.csv: .content(.init(schema: .string))], required: true),
                     responses: merged(
-                        [200: json("What was loaded, and the rates per currency.", ratesSchema)], errors(400, 401, 403, 413, 503)))),
+                        [200: json("What was loaded, and the rates per currency.", ratesSchema)], errors(400, 401, 403, 413, 503)),
+                    security: [[.component(named: "operatorToken"): []]])),
         ]
     }
 }

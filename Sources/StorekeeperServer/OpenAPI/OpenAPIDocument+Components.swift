@@ -93,6 +93,11 @@ extension OpenAPIDocument {
                     .http(
                         scheme: "bearer",
                         description: "pk_<id>_<secret> (customer endpoints) or sk_<id>_<secret> (all endpoints of its app)")),
+                "operatorToken": .b(
+                    .http(
+                        scheme: "bearer",
+                        description:
+                            "STOREKEEPER_OPERATOR_TOKEN: changing the exchange rates; once set, also /metrics and /openapi.yaml")),
             ])
     }
 

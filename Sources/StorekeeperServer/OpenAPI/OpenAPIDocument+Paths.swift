@@ -50,13 +50,19 @@ extension OpenAPIDocument {
             "/metrics": .init(
                 get: .init(
                     summary: "Prometheus metrics: requests and latency, notifications by type and result, verification failures.",
-                    responses: [200: .response(description: "Prometheus text format.", content: [.txt: .content(.init(schema: .string))])],
-                    security: [])),
+                    description: "Open to anyone unless STOREKEEPER_OPERATOR_TOKEN is set; then only with it.",
+                    responses: merged(
+                        [200: .response(description: "Prometheus text format.", content: [.txt: .content(.init(schema: .string))])],
+                        errors(401)),
+                    security: [[:], [.component(named: "operatorToken"): []]])),
             "/openapi.yaml": .init(
                 get: .init(
                     summary: "This document.",
-                    responses: [200: .response(description: "OpenAPI 3.1, YAML.", content: [.yaml: .content(.init(schema: .string))])],
-                    security: [])),
+                    description: "Open to anyone unless STOREKEEPER_OPERATOR_TOKEN is set; then only with it.",
+                    responses: merged(
+                        [200: .response(description: "OpenAPI 3.1, YAML.", content: [.yaml: .content(.init(schema: .string))])],
+                        errors(401)),
+                    security: [[:], [.component(named: "operatorToken"): []]])),
             "/v1/apps/{appId}/notifications/appstore": .init(
                 post: .init(
                     summary:

@@ -2,9 +2,11 @@ import Hummingbird
 import NIOCore
 import StorekeeperCore
 
-/// `/health`, `/metrics`, `/openapi.yaml` and `/ping` (a route that does nothing, the benchmark's yardstick).
+/// `/health`, `/metrics`, `/openapi.yaml` and `/ping` (a route that does nothing, the benchmark's yardstick). Once an
+/// operator token is set, `/metrics` and `/openapi.yaml` answer only with it (401 otherwise).
 struct SystemController {
     let core: StorekeeperCore
+    let operatorToken: OperatorToken
 
     struct Health: ResponseCodable {
         var status: String
@@ -15,13 +17,15 @@ struct SystemController {
     var routes: RouteCollection<ServerContext> {
         let routes = RouteCollection(context: ServerContext.self)
         routes.get("/health", use: health)
-        routes.get("/metrics") { _, _ in
-            Response(
+        routes.get("/metrics") { request, _ in
+            try internals(request)
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(bytes: core.metrics.exposition(database: core.database))))
         }
-        routes.get("/openapi.yaml") { _, _ in
-            Response(
+        routes.get("/openapi.yaml") { request, _ in
+            try internals(request)
+            return Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
                 body: .init(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
         }
@@ -29,6 +33,12 @@ struct SystemController {
             Response(status: .ok, headers: [.contentType: "text/plain"], body: .init(byteBuffer: ByteBuffer(string: "pong")))
         }
         return routes
+    }
+
+    /// Lets a request read the server's internals: anyone without an operator token set; only it otherwise.
+    func internals(_ request: Request) throws {
+        guard operatorToken.isSet, !operatorToken.admits(request.headers) else { return }
+        throw CoreError.unauthenticated("this needs the operator token: Authorization: Bearer <STOREKEEPER_OPERATOR_TOKEN>")
     }
 
     @Sendable func health(_ request: Request, context: ServerContext) async throws -> EditedResponse<Health> {

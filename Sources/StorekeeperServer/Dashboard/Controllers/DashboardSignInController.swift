@@ -2,10 +2,18 @@ import Hummingbird
 import HummingbirdAuth
 import StorekeeperCore
 
-/// `/dashboard/sign-in` and `/dashboard/sign-out`: the pages anyone may open. Sign-in checks its own form's token
-/// (a stale one gets a fresh form, not an error page).
+/// `/dashboard/sign-in` and `/dashboard/sign-out`: the pages anyone may open. The sign-in form's token is a cookie of
+/// its own (`storekeeper_signin`, the form carries the same value back: a double submit under SameSite=Strict), so
+/// that opening the page stores nothing; a session is stored only once someone signs in. A stale or missing token
+/// gets a fresh form, not an error page. Attempts are throttled per client address (`TrustedProxies` tells it
+/// behind a proxy) and per account before any password is checked.
 struct DashboardSignInController {
-    let core: StorekeeperCore
+    let accounts: DashboardAccounts
+    let trustedProxies: TrustedProxies
+    let secureCookies: Bool
+
+    /// The sign-in form's cookie.
+    static let formCookie = "storekeeper_signin"
 
     /// How long a signed-in session lasts, and a sign-in form's session.
     static let sessionLength = Duration.seconds(12 * 3600)
@@ -28,39 +36,38 @@ struct DashboardSignInController {
 
     @Sendable func signInPage(_ request: Request, context: DashboardContext) async throws -> Response {
         let next = request.uri.queryParameters.get("next").flatMap(DashboardPaths.safeNext) ?? DashboardPaths.root
-        if let userId = context.sessions.session?.userId, try await core.dashboardAccounts.user(id: userId) != nil {
+        if let userId = context.sessions.session?.userId, try await accounts.user(id: userId) != nil {
             throw DashboardRedirect(location: next)
         }
-        let session = formSession(context)
-        return DashboardRender.page("signIn", SignInPage(csrf: session.csrf, next: next, email: "", message: nil))
+        let token = formToken(request) ?? CSRFToken.make()
+        return withFormCookie(token, DashboardRender.page("signIn", SignInPage(csrf: token, next: next, email: "", message: nil)))
     }
 
     @Sendable func signIn(_ request: Request, context: DashboardContext) async throws -> Response {
         let form = try await DashboardForm.decode(SignInForm.self, request)
         let next = form.next.flatMap(DashboardPaths.safeNext) ?? DashboardPaths.root
         let email = form.email ?? ""
-        guard let session = context.sessions.session, CSRFToken.matches(form.csrf, session.csrf) else {
-            let fresh = DashboardSession.anonymous()
-            context.sessions.createSession(fresh, expiresIn: Self.formSessionLength)
+        guard let token = formToken(request), CSRFToken.matches(form.csrf, token) else {
+            let fresh = CSRFToken.make()
             let page = SignInPage(
-                csrf: fresh.csrf, next: next, email: email,
+                csrf: fresh, next: next, email: email,
                 message: "The sign-in form had expired (or came from another site). Please sign in again.")
-            return DashboardRender.page("signIn", page, status: .forbidden)
+            return withFormCookie(fresh, DashboardRender.page("signIn", page, status: .forbidden))
         }
-        switch try await core.dashboardAccounts.signIn(email: email, password: form.password ?? "") {
+        let client = trustedProxies.client(peer: context.remoteAddress, forwardedFor: request.headers.forwardedFor)
+        switch try await accounts.signIn(email: email, password: form.password ?? "", client: client) {
         case .signedIn(let user):
             // A new session id on sign-in, so that an id known before it is worth nothing after.
             context.sessions.createSession(DashboardSession(userId: user.id, csrf: CSRFToken.make()), expiresIn: Self.sessionLength)
             // Returned, not thrown: the session middleware saves the session only from an answer.
             return DashboardRedirect(location: next).response
         case .wrongCredentials:
-            let page = SignInPage(csrf: session.csrf, next: next, email: email, message: "Wrong email or password.")
+            let page = SignInPage(csrf: token, next: next, email: email, message: "Wrong email or password.")
             return DashboardRender.page("signIn", page, status: .unauthorized)
-        case .locked(let until):
-            let seconds = max(1, (until - core.now + 999) / 1000)
+        case .throttled(let seconds):
             let page = SignInPage(
-                csrf: session.csrf, next: next, email: email,
-                message: "Too many failed sign-ins: this account is locked for \(seconds) more seconds.")
+                csrf: token, next: next, email: email,
+                message: "Too many sign-in attempts: please wait \(seconds) seconds before the next one.")
             var response = DashboardRender.page("signIn", page, status: .tooManyRequests)
             response.headers[.retryAfter] = String(seconds)
             return response
@@ -77,11 +84,21 @@ struct DashboardSignInController {
         return DashboardRedirect(location: DashboardPaths.signIn).response
     }
 
-    /// The session a form is posted with: the current one, or a new anonymous one (the sign-in page's).
-    func formSession(_ context: DashboardContext) -> DashboardSession {
-        if let session = context.sessions.session { return session }
-        let session = DashboardSession.anonymous()
-        context.sessions.createSession(session, expiresIn: Self.formSessionLength)
-        return session
+    /// The sign-in form's token from its cookie, when it has the form of one (64 hex digits).
+    func formToken(_ request: Request) -> String? {
+        guard let value = request.cookies[Self.formCookie]?.value, value.utf8.count == 64,
+            value.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+        else { return nil }
+        return value
+    }
+
+    /// The answer with the form's cookie set (HttpOnly, SameSite=Strict, for the sign-in path, half an hour).
+    func withFormCookie(_ token: String, _ response: Response) -> Response {
+        var response = response
+        response.setCookie(
+            Cookie(
+                name: Self.formCookie, value: token, maxAge: Int(Self.formSessionLength.components.seconds), path: DashboardPaths.signIn,
+                secure: secureCookies, httpOnly: true, sameSite: .strict))
+        return response
     }
 }
