@@ -64,20 +64,23 @@ enum DashboardFormat {
         return "\(c.year ?? 0)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)) UTC"
     }
 
-    /// Text for HTML or SVG: `& < > " '` escaped (mustache does this for templates; the SVG is built here).
+    /// Text for HTML or SVG, in element content and quoted attributes alike: `& < > " '` and `` ` `` escaped, by
+    /// Unicode scalar. (By `Character` a quote followed by a combining mark, `"\u{301}`, is one grapheme that is not
+    /// `"`, and would close an attribute unescaped.) Every template renders its `{{…}}` with this (`DashboardTemplates`).
     static func escaped(_ text: String) -> String {
-        var out = ""
+        var out = String.UnicodeScalarView()
         out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": out.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": out.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": out.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": out.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": out.append(contentsOf: "&#39;".unicodeScalars)
+            case "`": out.append(contentsOf: "&#96;".unicodeScalars)
+            default: out.append(scalar)
             }
         }
-        return out
+        return String(out)
     }
 }

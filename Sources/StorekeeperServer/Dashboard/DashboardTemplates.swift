@@ -1,12 +1,20 @@
 import Mustache
 
 /// The dashboard's page templates (swift-mustache), compiled into the binary so that `storekeeper serve` needs no
-/// files beside it. `{{…}}` escapes HTML; only the server-drawn SVG is inserted raw (`{{{svg}}}`).
+/// files beside it. `{{…}}` escapes HTML by Unicode scalar (`DashboardFormat.escaped`: every template, partials too,
+/// starts with the pragma that selects it); only the server-drawn SVG is inserted raw (`{{{svg}}}`).
 enum DashboardTemplates {
+    /// swift-mustache's own HTML escaping goes by `Character`, which misses a quote joined to a combining mark.
+    struct ScalarHTML: MustacheContentType {
+        func escapeText(_ text: String) -> String { DashboardFormat.escaped(text) }
+    }
+    static let contentType = "STOREKEEPERHTML"
+
     static let library: MustacheLibrary = {
+        MustacheContentTypes.register(ScalarHTML(), named: contentType)
         var library = MustacheLibrary()
         for (name, text) in templates {
-            do { try library.register(text, named: name) } catch {
+            do { try library.register("{{% CONTENT_TYPE: \(contentType)}}" + text, named: name) } catch {
                 // The templates are constants of this file; a test renders every one.
                 preconditionFailure("dashboard template \(name) does not parse: \(error)")
             }
