@@ -96,7 +96,7 @@ public struct DataExport: Sendable {
             case .null: ""
             case .integer(let v): String(v)
             case .real(let v): String(v)
-            case .text(let v): ImportProblemCSV.cell(v)
+            case .text(let v): CSVCell.text(v)
             }
         }.joined(separator: ",") + "\n"
     }

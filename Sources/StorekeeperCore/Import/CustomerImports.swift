@@ -47,6 +47,14 @@ public struct ImportProblem: Codable, Sendable, Hashable {
     /// `notFound` (Apple knows none of the ids), `failed`, `retryLater` or `dropped` (the line names nothing to import).
     public var outcome: String
     public var reason: String
+
+    public init(line: Int, appUserId: String, transactionIds: [String], outcome: String, reason: String) {
+        self.line = line
+        self.appUserId = appUserId
+        self.transactionIds = transactionIds
+        self.outcome = outcome
+        self.reason = reason
+    }
 }
 
 /// Imports existing customers from Apple: for each customer of the operator's file, the transaction history and

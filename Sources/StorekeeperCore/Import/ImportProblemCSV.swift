@@ -8,15 +8,9 @@ public enum ImportProblemCSV {
         var csv = header + "\n"
         for p in problems {
             csv +=
-                [String(p.line), p.appUserId, p.transactionIds.joined(separator: " "), p.outcome, p.reason].map(cell)
+                [String(p.line), p.appUserId, p.transactionIds.joined(separator: " "), p.outcome, p.reason].map(CSVCell.text)
                 .joined(separator: ",") + "\n"
         }
         return csv
-    }
-
-    /// A cell quoted when it holds a comma, a quote or a line break.
-    public static func cell(_ text: String) -> String {
-        text.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline })
-            ? "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : text
     }
 }
