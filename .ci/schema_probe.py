@@ -136,8 +136,8 @@ root = base64.b64encode(open("root.der", "rb").read()).decode()
 catalog = json.load(open("catalog.json"))
 configuration = {
     "appAppleId": 5, "environments": ["Sandbox"], "trustedRoots": [root], "sharedSecret": "s",
-    "serverAPI": {"issuerId": "i", "keyId": "k", "privateKey": private_key(), "baseURL": "https://api.example"},
-    "verifyReceiptURLs": ["https://a.example/verifyReceipt", "https://b.example/verifyReceipt"], "catalog": catalog,
+    "serverAPI": {"issuerId": "i", "keyId": "k", "privateKey": private_key(), "baseURL": "https://api.storekit-sandbox.apple.com"},
+    "verifyReceiptURLs": ["https://buy.itunes.apple.com/verifyReceipt", "https://sandbox.itunes.apple.com/verifyReceipt"], "catalog": catalog,
     "transferPolicy": "transfer", "proceeds": {"smallBusinessProgramSince": "2024-01-01", "storefrontTaxRates": {"USA": 0.1}},
     "offerSigningKey": {"keyId": "k", "privateKey": private_key(), "issuerId": "i"}}
 webhook = {"kind": "webhook", "name": "probe", "config": {"url": "https://example.com/hook"}, "events": ["trial_started"],

@@ -9,6 +9,8 @@
 set -euo pipefail
 # The simulator checks metrics at its own rates: no server fetches the ECB's.
 export STOREKEEPER_RATES_URL=off
+# The app's serverAPI.baseURL is the simulator's fake API on loopback: allowed here only.
+export STOREKEEPER_ALLOW_CUSTOM_APPLE_URLS=true STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS=true
 customers=${1:-10000}
 days=${2:-365}
 formats=${3:-plain revenuecat apphud}

@@ -54,8 +54,10 @@ public struct StorekeeperCore: Sendable {
     public let clock: @Sendable () -> Date
 
     /// A feed of the exchange rates at `url` on this core's database (the configured one is `ratesFeed`).
-    public func ratesFeed(url: String, httpClient: HTTPClient = .shared) -> RatesFeed {
-        RatesFeed(database: database, url: url, httpClient: httpClient, metrics: metrics, logger: logger, clock: clock)
+    public func ratesFeed(url: String) -> RatesFeed {
+        RatesFeed(
+            database: database, url: url, httpClient: AppleAPIAccess.noRedirects,
+            addresses: AddressPolicy(allowPrivate: settings.allowPrivateWebhooks), metrics: metrics, logger: logger, clock: clock)
     }
 
     /// Server time, ms since 1970.
@@ -113,7 +115,11 @@ public struct StorekeeperCore: Sendable {
         let signal = OutboxSignal()
         let activity = IngestActivity()
         let recomputer = StateRecomputer(database: database, cache: cache, outbox: signal)
-        let apple = httpClient.map { AppleAPIAccess(httpClient: $0, logger: logger, metrics: metrics) }
+        let addresses = AddressPolicy(allowPrivate: settings.allowPrivateWebhooks)
+        let appleURLs = AppleURLPolicy(allowCustom: settings.allowCustomAppleURLs, addresses: addresses)
+        // Without an HTTP client (tests that must not call out), nothing is asked of Apple; with one, Apple is called
+        // through a client that follows no redirect.
+        let apple = httpClient.map { _ in AppleAPIAccess(urls: appleURLs, logger: logger, metrics: metrics) }
         let notifications = NotificationIngestion(
             database: database, recomputer: recomputer, activity: activity, metrics: metrics, clock: clock, logger: logger)
         self.database = database
@@ -125,7 +131,7 @@ public struct StorekeeperCore: Sendable {
         self.customers = customers
         self.accountTokens = AccountTokens(database: database, clock: clock)
         self.promotionalOffers = PromotionalOffers(customers: customers, tokens: accountTokens, clock: clock)
-        let administration = AppAdministration(database: database, registry: apps, cache: cache, clock: clock)
+        let administration = AppAdministration(database: database, registry: apps, cache: cache, appleURLs: appleURLs, clock: clock)
         self.administration = administration
         self.refundRequests = RefundRequests(database: database, administration: administration, clock: clock)
         self.refundAnswers = RefundAnswerWorker(
@@ -137,7 +143,10 @@ public struct StorekeeperCore: Sendable {
             database: database, registry: apps, recomputer: recomputer, cache: cache, appleAPI: apple, logger: logger, clock: clock)
         self.importWorker = ImportWorker(imports: imports, database: database, logger: logger)
         if let url = settings.ratesURL, let httpClient {
-            self.ratesFeed = RatesFeed(database: database, url: url, httpClient: httpClient, metrics: metrics, logger: logger, clock: clock)
+            self.ratesFeed = RatesFeed(
+                database: database, url: url, httpClient: AppleAPIAccess.noRedirects, addresses: addresses, metrics: metrics,
+                logger: logger,
+                clock: clock)
         } else {
             self.ratesFeed = nil
         }

@@ -24,7 +24,7 @@ struct RetentionCommand: AsyncParsableCommand {
             do {
                 return try await database.withCore { core in
                     let app = try await core.apps.app(id: appId)
-                    return try await body(try core.retention.appleClient(app: app, environment: try app.environment(environment)))
+                    return try await body(try await core.retention.appleClient(app: app, environment: try app.environment(environment)))
                 }
             } catch let error as AppStoreServerAPIError {
                 FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))

@@ -78,7 +78,7 @@ struct Harness: Sendable {
     /// receivers on loopback unless `allowPrivateWebhooks` is false.
     static func openCore(
         _ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared, allowPrivateWebhooks: Bool = true,
-        logger given: Logger? = nil
+        customAppleURLs: Bool = true, logger given: Logger? = nil
     ) async throws -> StorekeeperCore {
         var settings = CoreSettings()
         settings.ratesURL = nil  // no fetch from the ECB in tests: the rates are the tests' own
@@ -89,6 +89,8 @@ struct Harness: Sendable {
         // takes a request between a test's steps.
         settings.refundAnswerInterval = nil
         settings.allowPrivateWebhooks = allowPrivateWebhooks
+        // The tests' App Store Server API is the simulator's, on loopback.
+        settings.allowCustomAppleURLs = customAppleURLs
         var logger = given ?? Logger(label: "test")
         if given == nil { logger.logLevel = .critical }
         return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: httpClient)

@@ -123,7 +123,7 @@ struct RetentionMessagingTests {
     func client() async throws {
         try await Self.withRig(.sqlite) { rig in
             let app = try await rig.harness.core.apps.app(id: rig.harness.app.appId)
-            let apple = try rig.harness.core.retention.appleClient(app: app, environment: .sandbox)
+            let apple = try await rig.harness.core.retention.appleClient(app: app, environment: .sandbox)
             let image = UUID()
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
             try await apple.uploadRetentionImage(identifier: image, png: png)
@@ -414,7 +414,7 @@ struct RetentionMessagingTests {
     func performanceTest() async throws {
         try await Self.withRig(.sqlite) { rig in
             let app = try await rig.harness.core.apps.app(id: rig.harness.app.appId)
-            let apple = try rig.harness.core.retention.appleClient(app: app, environment: .sandbox)
+            let apple = try await rig.harness.core.retention.appleClient(app: app, environment: .sandbox)
             #expect(try await rig.setPolicy(#"{"defaultAnswer": {"type": "message", "messageIdentifier": "\#(Self.stay)"}}"#).status == .ok)
             try await apple.configureRealtimeURL("http://127.0.0.1\(rig.path)")
             let started = try await apple.startRetentionPerformanceTest(originalTransactionId: try await rig.original("bob"))

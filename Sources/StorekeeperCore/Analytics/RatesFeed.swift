@@ -1,6 +1,7 @@
 import Analytics
 import AsyncHTTPClient
 import Foundation
+import Integrations
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -31,7 +32,9 @@ public struct RatesFeed: Sendable {
 
     let database: StorageDatabase
     let url: String
+    /// A client that follows no redirect: `download` follows them itself, each checked by `addresses`.
     let httpClient: HTTPClient
+    let addresses: AddressPolicy
     let metrics: ServerMetrics
     let logger: Logger
     let clock: @Sendable () -> Date
@@ -78,17 +81,36 @@ public struct RatesFeed: Sendable {
         var message: String
     }
 
+    /// Redirects followed at most.
+    static let maxRedirects = 3
+
+    /// The feed's text. Redirects are followed (at most `maxRedirects`) only to addresses the destinations' policy
+    /// allows: a feed host that answers with a redirect to a metadata or internal address gets nothing.
     private func download() async throws -> String {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "User-Agent", value: "storekeeper")
-        let response: HTTPClientResponse
-        do { response = try await httpClient.execute(request, timeout: timeout) } catch {
-            throw RatesFeedError(message: "\(url) could not be reached: \(error)")
+        var location = url
+        var response: HTTPClientResponse
+        var hops = 0
+        while true {
+            var request = HTTPClientRequest(url: location)
+            request.headers.add(name: "User-Agent", value: "storekeeper")
+            do { response = try await httpClient.execute(request, timeout: timeout) } catch {
+                throw RatesFeedError(message: "\(location) could not be reached: \(error)")
+            }
+            guard [301, 302, 303, 307, 308].contains(response.status.code) else { break }
+            _ = try? await response.body.collect(upTo: Self.maxBytes)
+            guard hops < Self.maxRedirects else { throw RatesFeedError(message: "\(url): more than \(Self.maxRedirects) redirects") }
+            guard let next = response.headers.first(name: "Location"), let target = URL(string: next, relativeTo: URL(string: location))
+            else { throw RatesFeedError(message: "\(location) answered a redirect without a usable Location") }
+            location = target.absoluteString
+            do { try await addresses.check(location) } catch let refused as IntegrationError {
+                throw RatesFeedError(message: "\(url) redirected to \(location), which is not followed: \(refused.message)")
+            }
+            hops += 1
         }
         guard response.status.code == 200 else {
             // Read to its end, so the connection goes back to the pool rather than hang on an unread body.
             _ = try? await response.body.collect(upTo: Self.maxBytes)
-            throw RatesFeedError(message: "\(url) answered HTTP \(response.status.code)")
+            throw RatesFeedError(message: "\(location) answered HTTP \(response.status.code)")
         }
         do {
             return String(buffer: try await response.body.collect(upTo: Self.maxBytes))

@@ -6,15 +6,48 @@ import Logging
 import Storage
 
 /// Calls to Apple on an app's behalf: the App Store Server API (history, statuses, notification history) and
-/// verifyReceipt. Everything it returns is verified with the app's own verifier before it is stored.
+/// verifyReceipt. Everything it returns is verified with the app's own verifier before it is stored. The calls carry
+/// the app's credentials: they go only where `urls` allows, and never follow a redirect (`httpClient`).
 public struct AppleAPIAccess: Sendable {
     let httpClient: HTTPClient
+    let urls: AppleURLPolicy
     let logger: Logger
     let metrics: ServerMetrics
 
+    /// An HTTP client that follows no redirect: a 3xx is an answer like any other (and an error to its caller), so
+    /// that no token, shared secret or receipt is ever sent to a host the app's configuration did not name. Kept
+    /// for the life of the process.
+    public static let noRedirects: HTTPClient = {
+        var configuration = HTTPClient.Configuration()
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }()
+
+    init(urls: AppleURLPolicy, logger: Logger, metrics: ServerMetrics) {
+        self.httpClient = Self.noRedirects
+        self.urls = urls
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Refuses a call to a URL the policy does not allow (a configuration stored before the policy, or since changed):
+    /// unavailable, so that a caller retries and nothing is acknowledged lost, and logged for the operator.
+    func checkURLs(of app: AppRuntime) async throws(CoreError) {
+        for (field, url) in AppleURLPolicy.urls(of: app.config) {
+            do { try await urls.check(url, field: field) } catch {
+                logger.error(
+                    "an app's configuration names a URL its credentials may not be sent to",
+                    metadata: ["app": "\(app.id)", "error": "\(error)"])
+                throw .appleUnavailable("the app's \(field) may not be called: \(error.description)")
+            }
+        }
+    }
+
     /// The app's client, or nil without credentials. `patience` sets how rate limits are waited for.
-    func client(app: AppRuntime, environment: Environment, patience: RateLimitPatience = .serving) throws -> AppStoreServerAPIClient? {
+    func client(app: AppRuntime, environment: Environment, patience: RateLimitPatience = .serving) async throws -> AppStoreServerAPIClient?
+    {
         guard let credentials = app.config.serverAPI else { return nil }
+        try await checkURLs(of: app)
         let key = try AppStoreSigningKey(
             pem: credentials.privateKey, keyId: credentials.keyId, issuerId: credentials.issuerId,
             bundleId: app.config.bundleId)
@@ -59,7 +92,7 @@ public struct AppleAPIAccess: Sendable {
 
     private func pull(app: AppRuntime, transactionId: String, environment: Environment, now: Int64, history: Bool) async -> Pulled {
         do {
-            guard let client = try client(app: app, environment: environment) else { return Pulled() }
+            guard let client = try await client(app: app, environment: environment) else { return Pulled() }
             return try await fetch(client, app: app, transactionId: transactionId, now: now, history: history)
         } catch {
             logger.warning("pulling the App Store history failed", metadata: ["app": "\(app.id)", "error": "\(error)"])
@@ -103,7 +136,7 @@ public struct AppleAPIAccess: Sendable {
     /// find their customer by it. Best effort, like the history pull: a failure is logged and counted.
     func setAccountToken(app: AppRuntime, originalTransactionId: String, environment: Environment, token: String) async {
         do {
-            guard let client = try client(app: app, environment: environment), let uuid = UUID(uuidString: token) else { return }
+            guard let client = try await client(app: app, environment: environment), let uuid = UUID(uuidString: token) else { return }
             try await client.setAppAccountToken(originalTransactionId: originalTransactionId, appAccountToken: uuid)
             metrics.appleCall("setAppAccountToken", result: "ok")
         } catch {
@@ -117,6 +150,7 @@ public struct AppleAPIAccess: Sendable {
     /// verifyReceipt's latest receipt info, as transactions. Apple's answer is not signed: it is trusted because it
     /// came over TLS from Apple with the app's shared secret, as Apple documents.
     func verifyReceipt(_ base64: String, app: AppRuntime, now: Int64) async throws -> [TransactionRecord] {
+        try await checkURLs(of: app)
         var configuration = VerifyReceiptClient.Configuration(sharedSecret: app.config.sharedSecret)
         if let urls = app.config.verifyReceiptURLs, urls.count == 2 {
             configuration.productionURL = urls[0]

@@ -48,10 +48,12 @@ public struct AppAdministration: Sendable {
     let database: StorageDatabase
     let registry: AppRegistry
     let cache: CustomerStateCache
+    let appleURLs: AppleURLPolicy
     let clock: @Sendable () -> Date
 
     public func create(_ config: AppConfiguration) async throws -> CreatedApp {
         try config.validate()
+        try await appleURLs.validate(config)
         let appId = APIKeys.appId()
         let publicKey = APIKeys.generate(.public)
         let secretKey = APIKeys.generate(.secret)
@@ -71,6 +73,7 @@ public struct AppAdministration: Sendable {
     /// are dropped; every cached state is forgotten (it was computed with the old catalog or environments).
     public func update(_ app: AppRuntime, to config: AppConfiguration) async throws {
         try config.validate()
+        try await appleURLs.validate(config)
         let json = try Self.encode(config)
         let now = clock().millisecondsSince1970
         try await database.writing { session in

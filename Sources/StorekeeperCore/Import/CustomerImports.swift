@@ -289,7 +289,7 @@ public struct CustomerImports: Sendable {
                 var found = false
                 for environment in environments {
                     do {
-                        guard let client = try appleAPI.client(app: app, environment: environment, patience: .batch) else { break }
+                        guard let client = try await appleAPI.client(app: app, environment: environment, patience: .batch) else { break }
                         let answer = try await appleAPI.fetch(client, app: app, transactionId: id, now: now, history: true)
                         pulled.transactions += answer.transactions
                         pulled.renewals += answer.renewals

@@ -63,7 +63,7 @@ public struct Reconciler: Sendable {
     private func reconcile(app: AppRuntime, environment: Environment, apple: AppleAPIAccess, now: Int64, report: inout Report) async {
         let client: AppStoreServerAPIClient
         do {
-            guard let made = try apple.client(app: app, environment: environment) else { return }
+            guard let made = try await apple.client(app: app, environment: environment) else { return }
             client = made
         } catch {
             report.errors.append("app \(app.id): the Server API key does not load: \(error)")

@@ -74,7 +74,7 @@ public struct RefundAnswerWorker: Service {
         }
         let client: AppStoreServerAPIClient?
         do {
-            client = try appleAPI?.client(app: app, environment: Environment(rawValue: request.environment))
+            client = try await appleAPI?.client(app: app, environment: Environment(rawValue: request.environment))
         } catch {
             try await finish(.unanswered, note: "the app's App Store Server API key does not load: \(error)")
             return false

@@ -199,8 +199,8 @@ public struct RetentionMessaging: Sendable {
     // MARK: - Apple's Retention Messaging API
 
     /// The app's App Store Server API client, for the message, image, default-message, URL and performance-test calls.
-    public func appleClient(app: AppRuntime, environment: Environment) throws -> AppStoreServerAPIClient {
-        guard let appleAPI, let client = try appleAPI.client(app: app, environment: environment) else {
+    public func appleClient(app: AppRuntime, environment: Environment) async throws -> AppStoreServerAPIClient {
+        guard let appleAPI, let client = try await appleAPI.client(app: app, environment: environment) else {
             throw CoreError.conflict(
                 "the app has no serverAPI credentials: the Retention Messaging API needs the app's In-App Purchase key")
         }

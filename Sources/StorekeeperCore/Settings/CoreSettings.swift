@@ -27,6 +27,7 @@ public struct CoreSettings: Sendable {
         public static let reconcileInterval = "storekeeper.reconcile.interval"
         public static let cacheTTL = "storekeeper.cache.ttl"
         public static let allowPrivateWebhooks = "storekeeper.allow.private.webhooks"
+        public static let allowCustomAppleURLs = "storekeeper.allow.custom.apple.urls"
         public static let deliveryLease = "storekeeper.delivery.lease"
         public static let deliveryYield = "storekeeper.delivery.yield"
         public static let signingKey = "storekeeper.signing.key"
@@ -50,6 +51,9 @@ public struct CoreSettings: Sendable {
     /// Whether destinations may be internal addresses (loopback, private, link-local): off, against server-side
     /// request forgery; tests and internal receivers turn it on.
     public var allowPrivateWebhooks = false
+    /// Whether an app's `serverAPI.baseURL` and `verifyReceiptURLs` may name hosts other than Apple's (`AppleURLPolicy`):
+    /// off, since the calls carry the app's credentials; the simulator and tests turn it on.
+    public var allowCustomAppleURLs = false
     /// How long a delivery worker holds a claimed batch before its rows are due again (a killed server's come back
     /// after this). Longer than a batch can take: four rounds of 15-second requests.
     public var deliveryLease: Duration = .seconds(120)
@@ -103,6 +107,7 @@ public struct CoreSettings: Sendable {
         }
         if let seconds = try Self.seconds(reader, Key.cacheTTL) { cacheTTL = .seconds(seconds) }
         allowPrivateWebhooks = try Self.flag(reader, Key.allowPrivateWebhooks, default: allowPrivateWebhooks)
+        allowCustomAppleURLs = try Self.flag(reader, Key.allowCustomAppleURLs, default: allowCustomAppleURLs)
         if let seconds = try Self.seconds(reader, Key.deliveryLease) {
             guard seconds >= 1 else { throw SettingError(key: Key.deliveryLease, "at least 1 second") }
             deliveryLease = .seconds(seconds)
