@@ -15,4 +15,16 @@ extension StorageSession {
             .where("app_id", .equal, appId).where("token", .equal, token)
             .first().map { try $0.decode(column: "app_user_id", as: String.self) }
     }
+
+    /// Deletes the tokens registered before `registeredBefore` whose app user id names no customer (it never bought,
+    /// restored or was aliased); how many.
+    public func pruneUnclaimedAccountTokens(registeredBefore: Int64) async throws -> Int {
+        try await sql.raw(
+            """
+            DELETE FROM account_tokens WHERE created_at < \(bind: registeredBefore) AND NOT EXISTS (
+                SELECT 1 FROM app_users u WHERE u.app_id = account_tokens.app_id AND u.app_user_id = account_tokens.app_user_id)
+            RETURNING token
+            """
+        ).all().count
+    }
 }

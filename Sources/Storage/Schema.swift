@@ -567,5 +567,10 @@ public enum Schema {
             try await db.raw("ALTER TABLE sessions ADD COLUMN user_id TEXT").run()
             try await db.create(index: "sessions_user").on("sessions").column("user_id").run()
         },
+        // The first sightings of app user ids (account tokens) by registration time, for the prune of those that never
+        // became a customer (`pruneUnclaimedAccountTokens`). An index only: the previous release may run beside it.
+        Migration(version: 23, name: "account tokens by registration time") { db in
+            try await db.create(index: "account_tokens_created").on("account_tokens").column("created_at").run()
+        },
     ]
 }

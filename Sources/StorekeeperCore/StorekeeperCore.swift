@@ -129,7 +129,9 @@ public struct StorekeeperCore: Sendable {
             database: database, recomputer: recomputer, cache: cache, activity: activity, metrics: metrics, clock: clock, appleAPI: apple)
         let customers = CustomerReads(database: database, cache: cache, recomputer: recomputer, clock: clock)
         self.customers = customers
-        self.accountTokens = AccountTokens(database: database, clock: clock)
+        let newIds = ClientRateLimiter(perMinute: settings.newIdsPerMinute)
+        self.accountTokens = AccountTokens(
+            database: database, newIds: newIds, unclaimedRetention: settings.unclaimedIdsRetention, clock: clock)
         self.promotionalOffers = PromotionalOffers(customers: customers, tokens: accountTokens, clock: clock)
         let administration = AppAdministration(database: database, registry: apps, cache: cache, appleURLs: appleURLs, clock: clock)
         self.administration = administration
@@ -165,7 +167,7 @@ public struct StorekeeperCore: Sendable {
         self.otherProcessWrites = cache.otherProcesses
         let catalogs = ServingCatalogCache(database: database, customers: cache)
         self.experiments = ExperimentAdministration(database: database, catalogs: catalogs, clock: clock)
-        self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, clock: clock)
+        self.placements = PlacementServing(database: database, catalogs: catalogs, customers: customers, newIds: newIds, clock: clock)
         self.experimentResults = ExperimentResultsReader(database: database, clock: clock)
         self.retention = RetentionMessaging(
             database: database, customers: customers, catalogs: catalogs, administration: administration, appleAPI: apple, clock: clock)
@@ -183,7 +185,8 @@ public struct StorekeeperCore: Sendable {
     /// refund answers' worker, then
     /// reconciliation when it is on.
     public var services: [any Service] {
-        var services: [any Service] = [DatabaseService(database: database)]
+        // The first sightings' batches stop (with a last one) before the database closes.
+        var services: [any Service] = [DatabaseService(database: database), AccountTokenService(tokens: accountTokens, logger: logger)]
         if database.kind == .sqlite {
             services.append(CheckpointService(database: database, logger: logger))
             services.append(OtherProcessWatchService(watch: otherProcessWrites, database: database, logger: logger))

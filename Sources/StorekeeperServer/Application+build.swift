@@ -30,6 +30,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, setti
     let router = Router(context: ServerContext.self)
     router.addMiddleware {
         MetricsMiddleware(metrics: core.metrics)
+        ClientAddressMiddleware(trustedProxies: settings.trustedProxies)
         ErrorMiddleware(logger: core.logger)
         MethodNotAllowedMiddleware(methodsByPath: OpenAPIDocument.methodsByPath)
     }
@@ -78,7 +79,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, setti
                     sessionCookieParameters: cookie, keyPrefix: "dashboard.",
                     defaultSessionExpiration: DashboardSignInController.sessionLength)))
     pages.addRoutes(
-        DashboardSignInController(accounts: core.dashboardAccounts, trustedProxies: settings.trustedProxies, secureCookies: secureCookies)
+        DashboardSignInController(accounts: core.dashboardAccounts, secureCookies: secureCookies)
             .routes)
     let signedIn = pages.group().add(middleware: DashboardSignedIn(accounts: core.dashboardAccounts)).add(middleware: DashboardFormGuard())
     let analyticsPages = DashboardAnalyticsController(core: core)

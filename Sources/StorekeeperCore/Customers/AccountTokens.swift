@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
+import Logging
 import NIOConcurrencyHelpers
+import ServiceLifecycle
 import Storage
 
 /// The appAccountToken of an app user id: the UUID the SDK passes to StoreKit's purchase option, which Apple puts in
@@ -10,16 +12,95 @@ import Storage
 /// An app user id that is a UUID is its own token (the rule notifications always followed). Any other gets a UUID
 /// derived from the app and the app user id (SHA-256, the version nibble set to 8, RFC 9562's custom version), which
 /// the server registers when it first answers it, so that the token can be resolved back.
+///
+/// A read never writes on its own latency, and no client writes at will: the registration a read asks for (the id's
+/// first sighting) is kept in memory and written in batches every second by `AccountTokenService`, at most
+/// `newIds` new ids a minute per client address (the read is answered either way: the token is derived, not stored).
+/// Tokens of ids that never became a customer are pruned after `unclaimedRetention`. Writes (a purchase, an alias)
+/// register at once.
 public final class AccountTokens: Sendable {
     let database: StorageDatabase
     let clock: @Sendable () -> Date
+    /// New ids a client address may have registered by reads.
+    let newIds: ClientRateLimiter
+    /// How long a token whose app user id never became a customer is kept; nil: for ever.
+    let unclaimedRetention: Duration?
     /// Tokens registered by this process, so that reads write at most once per app user id; bounded.
     private let registered = NIOLockedValueBox<Set<String>>([])
     private static let memoryLimit = 100_000
+    /// Registrations asked by reads, waiting for the next batch; bounded (past it, a sighting is not recorded).
+    private let pending = NIOLockedValueBox<[String: PendingToken]>([:])
+    static let pendingLimit = 20_000
 
-    init(database: StorageDatabase, clock: @escaping @Sendable () -> Date) {
+    struct PendingToken {
+        var app: String
+        var token: String
+        var appUserId: String
+        var at: Int64
+    }
+
+    init(database: StorageDatabase, newIds: ClientRateLimiter, unclaimedRetention: Duration?, clock: @escaping @Sendable () -> Date) {
         self.database = database
+        self.newIds = newIds
+        self.unclaimedRetention = unclaimedRetention
         self.clock = clock
+    }
+
+    /// The token a read answers: registered in the next batch when the id is new to this process and `client` may
+    /// still add new ids this minute. Never waits for the database.
+    public func token(forRead appUserId: String, app appId: String, client: String) -> String {
+        let token = Self.token(app: appId, appUserId: appUserId)
+        guard token != appUserId.lowercased() else { return token }
+        let key = appId + "\u{0}" + token
+        guard !registered.withLockedValue({ $0.contains(key) }), pending.withLockedValue({ $0[key] == nil }) else { return token }
+        let now = clock().millisecondsSince1970
+        guard newIds.take(client: client, now: now) == nil else { return token }
+        pending.withLockedValue {
+            guard $0.count < Self.pendingLimit else { return }
+            $0[key] = PendingToken(app: appId, token: token, appUserId: appUserId, at: now)
+        }
+        return token
+    }
+
+    /// Writes the registrations reads asked for since the last batch, in one transaction; how many.
+    @discardableResult
+    public func flush() async throws -> Int {
+        let batch = pending.withLockedValue { pending -> [String: PendingToken] in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        guard !batch.isEmpty else { return 0 }
+        do {
+            try await database.writing { session in
+                for item in batch.values.sorted(by: { $0.at < $1.at }) {
+                    try await session.registerAccountToken(app: item.app, token: item.token, appUserId: item.appUserId, at: item.at)
+                }
+            }
+        } catch {
+            // Kept for the next batch (what arrived meanwhile wins).
+            pending.withLockedValue { pending in for (key, item) in batch where pending[key] == nil { pending[key] = item } }
+            throw error
+        }
+        remember(batch.keys)
+        return batch.count
+    }
+
+    /// Deletes the tokens of app user ids that never became a customer, registered before the retention; how many.
+    @discardableResult
+    public func pruneUnclaimed() async throws -> Int {
+        guard let retention = unclaimedRetention else { return 0 }
+        let before = clock().millisecondsSince1970 - retention.wholeMilliseconds
+        let pruned = try await database.writing { try await $0.pruneUnclaimedAccountTokens(registeredBefore: before) }
+        // A pruned id read again is registered again.
+        if pruned > 0 { registered.withLockedValue { $0.removeAll(keepingCapacity: true) } }
+        return pruned
+    }
+
+    private func remember(_ keys: some Sequence<String>) {
+        registered.withLockedValue {
+            if $0.count >= Self.memoryLimit { $0.removeAll(keepingCapacity: true) }
+            for key in keys { $0.insert(key) }
+        }
     }
 
     /// The token of `appUserId` in `appId`: lower-case UUID text.
@@ -36,7 +117,8 @@ public final class AccountTokens: Sendable {
         return uuid.uuidString.lowercased()
     }
 
-    /// The token of `appUserId`, registered so that notifications carrying it resolve to `appUserId`.
+    /// The token of `appUserId`, registered at once so that notifications carrying it resolve to `appUserId` (the
+    /// write paths: a purchase, an alias).
     public func token(for appUserId: String, app appId: String) async throws -> String {
         let token = Self.token(app: appId, appUserId: appUserId)
         guard token != appUserId.lowercased() else { return token }
@@ -44,10 +126,31 @@ public final class AccountTokens: Sendable {
         guard !registered.withLockedValue({ $0.contains(key) }) else { return token }
         let now = clock().millisecondsSince1970
         try await database.writing { try await $0.registerAccountToken(app: appId, token: token, appUserId: appUserId, at: now) }
-        registered.withLockedValue {
-            if $0.count >= Self.memoryLimit { $0.removeAll(keepingCapacity: true) }
-            $0.insert(key)
-        }
+        remember([key])
         return token
+    }
+}
+
+/// Writes the registrations reads asked for every second (and once more at shutdown, before the database closes), and
+/// prunes unclaimed tokens every hour.
+struct AccountTokenService: Service {
+    let tokens: AccountTokens
+    let logger: Logger
+    var interval: Duration = .seconds(1)
+    var pruneEvery: Duration = .seconds(3600)
+
+    func run() async throws {
+        var lastPrune = ContinuousClock.now - pruneEvery
+        await everyUntilShutdown(interval, logger: logger, failure: "could not record the app user ids first seen") {
+            try await tokens.flush()
+            if ContinuousClock.now - lastPrune >= pruneEvery {
+                lastPrune = ContinuousClock.now
+                let pruned = try await tokens.pruneUnclaimed()
+                if pruned > 0 { logger.info("pruned app user ids that never became customers", metadata: ["count": "\(pruned)"]) }
+            }
+        }
+        do { try await tokens.flush() } catch {
+            logger.warning("could not record the last app user ids first seen", metadata: ["error": "\(error)"])
+        }
     }
 }

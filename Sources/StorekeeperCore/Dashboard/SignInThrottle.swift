@@ -22,11 +22,6 @@ public final class SignInThrottle: Sendable {
         public init(perMinute: Int = 10) { self.perMinute = max(1, perMinute) }
     }
 
-    struct Bucket {
-        var tokens: Double
-        var at: Int64
-    }
-
     struct Failures {
         var count: Int
         var last: Int64
@@ -38,45 +33,31 @@ public final class SignInThrottle: Sendable {
         var client: String
     }
 
-    struct State {
-        var buckets: [String: Bucket] = [:]
-        var failures: [Key: Failures] = [:]
-    }
-
     public let policy: Policy
-    private let state = Mutex(State())
+    private let clients: ClientRateLimiter
+    private let failures = Mutex<[Key: Failures]>([:])
 
-    public init(policy: Policy) { self.policy = policy }
+    public init(policy: Policy) {
+        self.policy = policy
+        clients = ClientRateLimiter(perMinute: policy.perMinute, maxTracked: policy.maxTracked)
+    }
 
     /// How an attempt may go on: nil, or the milliseconds to wait before the next one is considered.
     func admit(account: String, client: String, now: Int64) -> Int64? {
         let key = Key(account: Self.accountKey(account), client: client)
-        return state.withLock { state in
-            if let failed = state.failures[key], now < failed.until { return failed.until - now }
-            let rate = Double(policy.perMinute) / 60_000
-            var bucket = state.buckets[client] ?? Bucket(tokens: Double(policy.perMinute), at: now)
-            bucket.tokens = min(Double(policy.perMinute), bucket.tokens + Double(max(0, now - bucket.at)) * rate)
-            bucket.at = now
-            guard bucket.tokens >= 1 else {
-                state.buckets[client] = bucket
-                return Int64(((1 - bucket.tokens) / rate).rounded(.up))
-            }
-            bucket.tokens -= 1
-            state.buckets[client] = bucket
-            if state.buckets.count > policy.maxTracked { Self.forgetOldest(&state.buckets, keep: policy.maxTracked / 2) }
-            return nil
-        }
+        if let failed = failures.withLock({ $0[key] }), now < failed.until { return failed.until - now }
+        return clients.take(client: client, now: now)
     }
 
     /// Records how an admitted attempt ended.
     func record(account: String, client: String, succeeded: Bool, now: Int64) {
         let key = Key(account: Self.accountKey(account), client: client)
-        state.withLock { state in
+        failures.withLock { failures in
             guard !succeeded else {
-                state.failures[key] = nil
+                failures[key] = nil
                 return
             }
-            var failed = state.failures[key] ?? Failures(count: 0, last: now, until: now)
+            var failed = failures[key] ?? Failures(count: 0, last: now, until: now)
             if now - failed.last > policy.failureMemory { failed.count = 0 }
             failed.count += 1
             failed.last = now
@@ -85,11 +66,14 @@ public final class SignInThrottle: Sendable {
                 let delay = over >= 30 ? policy.maxDelay : min(policy.maxDelay, policy.firstDelay << Int64(over))
                 failed.until = now + delay
             }
-            state.failures[key] = failed
-            if state.failures.count > policy.maxTracked {
+            failures[key] = failed
+            if failures.count > policy.maxTracked {
                 let memory = policy.failureMemory
-                state.failures = state.failures.filter { now - $0.value.last <= memory && $0.value.count > 0 }
-                if state.failures.count > policy.maxTracked { Self.forgetOldest(&state.failures, keep: policy.maxTracked / 2) }
+                failures = failures.filter { now - $0.value.last <= memory }
+                if failures.count > policy.maxTracked {
+                    let kept = failures.sorted { $0.value.last > $1.value.last }.prefix(policy.maxTracked / 2)
+                    failures = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+                }
             }
         }
     }
@@ -100,15 +84,5 @@ public final class SignInThrottle: Sendable {
         let trimmed = email.trimmingCharacters(in: .whitespaces).lowercased()
         guard trimmed.utf8.count > 320 else { return trimmed }
         return String(decoding: trimmed.utf8.prefix(320), as: UTF8.self)
-    }
-
-    private static func forgetOldest<K: Hashable>(_ entries: inout [K: Bucket], keep: Int) {
-        let kept = entries.sorted { $0.value.at > $1.value.at }.prefix(keep)
-        entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
-    }
-
-    private static func forgetOldest<K: Hashable>(_ entries: inout [K: Failures], keep: Int) {
-        let kept = entries.sorted { $0.value.last > $1.value.last }.prefix(keep)
-        entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 }

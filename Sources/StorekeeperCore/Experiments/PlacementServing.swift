@@ -9,6 +9,8 @@ public struct PlacementServing: Sendable {
     let database: StorageDatabase
     let catalogs: ServingCatalogCache
     let customers: CustomerReads
+    /// New app user ids a client address may have made customers of by placement reads (shared with `AccountTokens`).
+    let newIds: ClientRateLimiter
     let clock: @Sendable () -> Date
 
     /// What the app tells about itself; it targets, it never chooses the arm (the app user id is what is hashed).
@@ -16,11 +18,14 @@ public struct PlacementServing: Sendable {
         public var appVersion: String?
         public var storefront: String?
         public var environment: Environment
+        /// The client's address, for the limit on new ids.
+        public var client: String
 
-        public init(appVersion: String?, storefront: String?, environment: Environment) {
+        public init(appVersion: String?, storefront: String?, environment: Environment, client: String = "unknown") {
             self.appVersion = appVersion
             self.storefront = storefront
             self.environment = environment
+            self.client = client
         }
     }
 
@@ -41,7 +46,11 @@ public struct PlacementServing: Sendable {
             let outside = served.experiment.assign(userId: appUserId)
             return try answer(placement, served, variant: outside.variant, inExperiment: false, catalog: catalog)
         }
-        let customerId = try await customerId(of: appUserId, app: app, environment: context.environment)
+        // A client past its allowance of new ids is answered as someone outside the test, and nothing is stored.
+        guard let customerId = try await customerId(of: appUserId, app: app, context: context) else {
+            let outside = served.experiment.assign(userId: appUserId)
+            return try answer(placement, served, variant: outside.variant, inExperiment: false, catalog: catalog)
+        }
         let seed = definition.effectiveSeed
         var stored = catalogs.assignment(app: app.id, experiment: definition.key, phase: definition.phase, customer: customerId)
         if stored == nil {
@@ -119,8 +128,9 @@ public struct PlacementServing: Sendable {
     }
 
     /// The customer behind the app user id, created when the app asks before anything else happened (the assignment
-    /// is stored against it, and survives the customer's later purchases and merges).
-    private func customerId(of appUserId: String, app: AppRuntime, environment: Environment) async throws -> String {
+    /// is stored against it, and survives the customer's later purchases and merges); nil when it would be new and the
+    /// client has made its allowance of new ids this minute.
+    private func customerId(of appUserId: String, app: AppRuntime, context: AppContext) async throws -> String? {
         let cache = customers.cache
         if let settled = cache.settledCustomerId(app: app.id, appUserId: appUserId) { return settled }
         let customerId: String
@@ -128,10 +138,11 @@ public struct PlacementServing: Sendable {
             customerId = known
         } else {
             let now = clock().millisecondsSince1970
+            guard newIds.take(client: context.client, now: now) == nil else { return nil }
             customerId = try await database.writing {
                 try await $0.findOrCreateCustomer(
                     app: app.id, appUserId: appUserId, anonymous: false, newId: CustomerIds.new(), at: now,
-                    environment: environment.rawValue)
+                    environment: context.environment.rawValue)
             }.id
         }
         cache.rememberSettled(app: app.id, appUserId: appUserId, customerId: customerId)

@@ -37,6 +37,8 @@ public struct CoreSettings: Sendable {
         public static let ratesURL = "storekeeper.rates.url"
         public static let signInPerMinute = "storekeeper.signin.per.minute"
         public static let signInQueue = "storekeeper.signin.queue"
+        public static let newIdsPerMinute = "storekeeper.new.ids.per.minute"
+        public static let unclaimedIdsDays = "storekeeper.unclaimed.ids.days"
     }
 
     /// Where the data lives: `./storekeeper.sqlite` unless told otherwise.
@@ -86,6 +88,12 @@ public struct CoreSettings: Sendable {
     /// more are answered 429 at once.
     public var signInQueue = 8
 
+    /// App user ids new to the server that one client address may have recorded by reads in a minute (their first
+    /// sighting, and a customer made by a placement read); past it they are answered, not recorded.
+    public var newIdsPerMinute = 120
+    /// How long the first sighting of an app user id that never became a customer is kept; nil: for ever.
+    public var unclaimedIdsRetention: Duration? = .seconds(30 * 86_400)
+
     /// The defaults.
     public init() {}
 
@@ -127,6 +135,10 @@ public struct CoreSettings: Sendable {
         responseSigning = try Self.flag(reader, Key.responseSigning, default: responseSigning)
         if let count = try Self.count(reader, Key.signInPerMinute, in: 1...10_000) { signInPerMinute = count }
         if let count = try Self.count(reader, Key.signInQueue, in: 0...10_000) { signInQueue = count }
+        if let count = try Self.count(reader, Key.newIdsPerMinute, in: 1...1_000_000) { newIdsPerMinute = count }
+        if let days = try Self.count(reader, Key.unclaimedIdsDays, in: 0...36_500) {
+            unclaimedIdsRetention = days == 0 ? nil : .seconds(days * 86_400)
+        }
         if let url = reader.string(forKey: ConfigKey(Key.ratesURL)) {
             let trimmed = url.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed == "off" {

@@ -1,4 +1,5 @@
 import HTTPTypes
+import Hummingbird
 import NIOCore
 import StorekeeperCore
 
@@ -49,4 +50,16 @@ public struct TrustedProxies: Sendable, Equatable {
 extension HTTPFields {
     /// Every `X-Forwarded-For` value, in order.
     var forwardedFor: [String] { filter { $0.name.canonicalName == "x-forwarded-for" }.map(\.value) }
+}
+
+/// Sets `ServerContext.client` for everything after it.
+struct ClientAddressMiddleware: RouterMiddleware {
+    typealias Context = ServerContext
+    let trustedProxies: TrustedProxies
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.client = trustedProxies.client(peer: context.remoteAddress, forwardedFor: request.headers.forwardedFor)
+        return try await next(request, context)
+    }
 }

@@ -7,8 +7,11 @@ public struct ServerContext: AuthRequestContext, APIRequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Who the API key belongs to; nil until `APIKeyAuthenticator` has run (or when no key came).
     public var identity: Caller?
-    /// The connection's peer (nil in in-process tests); `TrustedProxies.client` tells the client behind a proxy.
+    /// The connection's peer (nil in in-process tests).
     public let remoteAddress: String?
+    /// The client's address: the peer, or behind a trusted proxy the one it names (`ClientAddressMiddleware`); what
+    /// per-client limits count by.
+    public var client = "unknown"
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

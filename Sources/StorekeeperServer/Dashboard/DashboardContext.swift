@@ -19,12 +19,12 @@ public struct DashboardContext: ChildRequestContext, SessionRequestContext {
     public let sessions: SessionContext<DashboardSession>
     public var user: DashboardUser?
     var appScope: DashboardScope?
-    /// The connection's peer (see `ServerContext.remoteAddress`).
-    public let remoteAddress: String?
+    /// The client's address (`ServerContext.client`).
+    public let client: String
 
     public init(context: ServerContext) throws {
         coreContext = context.coreContext
-        remoteAddress = context.remoteAddress
+        client = context.client
         sessions = SessionContext()
         user = nil
         appScope = nil

@@ -43,7 +43,7 @@ struct CustomerController {
         let read = try await core.customers.state(of: appUserId, caller: context.caller, view: view)
         return StateResponse(
             snapshot: read.snapshot, appUserId: appUserId, appId: context.caller.app.id,
-            appAccountToken: try await core.accountTokens.token(for: appUserId, app: context.caller.app.id), view: view,
+            appAccountToken: core.accountTokens.token(forRead: appUserId, app: context.caller.app.id, client: context.client), view: view,
             requestDate: core.now
         ).response(to: request)
     }

@@ -127,7 +127,7 @@ struct ExperimentController {
         let app = context.caller.app
         let appContext = PlacementServing.AppContext(
             appVersion: parameters.get("appVersion"), storefront: parameters.get("storefront"),
-            environment: try app.environment(parameters.get("environment")))
+            environment: try app.environment(parameters.get("environment")), client: context.client)
         let answer = try await core.placements.placement(
             try context.parameters.require("placementId"), for: try CustomerController.appUserId(context), caller: context.caller,
             context: appContext)

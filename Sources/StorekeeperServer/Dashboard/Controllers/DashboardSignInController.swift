@@ -5,11 +5,10 @@ import StorekeeperCore
 /// `/dashboard/sign-in` and `/dashboard/sign-out`: the pages anyone may open. The sign-in form's token is a cookie of
 /// its own (`storekeeper_signin`, the form carries the same value back: a double submit under SameSite=Strict), so
 /// that opening the page stores nothing; a session is stored only once someone signs in. A stale or missing token
-/// gets a fresh form, not an error page. Attempts are throttled per client address (`TrustedProxies` tells it
-/// behind a proxy) and per account before any password is checked.
+/// gets a fresh form, not an error page. Attempts are throttled per client address (`ClientAddressMiddleware`) and
+/// per account before any password is checked.
 struct DashboardSignInController {
     let accounts: DashboardAccounts
-    let trustedProxies: TrustedProxies
     let secureCookies: Bool
 
     /// The sign-in form's cookie.
@@ -54,8 +53,7 @@ struct DashboardSignInController {
                 message: "The sign-in form had expired (or came from another site). Please sign in again.")
             return withFormCookie(fresh, DashboardRender.page("signIn", page, status: .forbidden))
         }
-        let client = trustedProxies.client(peer: context.remoteAddress, forwardedFor: request.headers.forwardedFor)
-        switch try await accounts.signIn(email: email, password: form.password ?? "", client: client) {
+        switch try await accounts.signIn(email: email, password: form.password ?? "", client: context.client) {
         case .signedIn(let user):
             // A new session id on sign-in, so that an id known before it is worth nothing after.
             context.sessions.createSession(DashboardSession(userId: user.id, csrf: CSRFToken.make()), expiresIn: Self.sessionLength)
