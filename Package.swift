@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/postgres-kit.git", from: "2.17.0"),
@@ -198,6 +199,7 @@ let package = Package(
                 .server("Logging", "swift-log"),
                 .server("OpenAPIKit", "OpenAPIKit"),
                 .server("Yams", "Yams"),
+                .server("NIOHTTPTypes", "swift-nio-extras"),
             ]
         ),
         .executableTarget(

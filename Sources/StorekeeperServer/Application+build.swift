@@ -10,8 +10,11 @@ public func buildApplication(
     _ core: StorekeeperCore, settings: ServerSettings, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) -> some ApplicationProtocol {
     let sessions = DatabasePersistDriver(database: core.database, clock: core.clock, logger: core.logger)
+    let limits = settings.connections
+    let registry = ConnectionRegistry(maximum: limits.effectiveMaximum)
     return Application(
         router: buildRouter(core, sessions: sessions, settings: settings),
+        server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionGuard(limits: limits, registry: registry)])),
         configuration: .init(address: .hostname(settings.host, port: settings.port), serverName: "storekeeper"),
         // The session purge stops before the database closes (services stop in reverse order).
         services: core.services + [sessions],

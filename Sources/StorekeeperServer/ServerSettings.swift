@@ -10,6 +10,10 @@ public struct ServerSettings: Sendable {
         public static let secureCookies = "storekeeper.secure.cookies"
         public static let trustedProxies = "storekeeper.trusted.proxies"
         public static let operatorToken = "storekeeper.operator.token"
+        public static let headerTimeout = "storekeeper.header.timeout"
+        public static let bodyTimeout = "storekeeper.body.timeout"
+        public static let idleTimeout = "storekeeper.idle.timeout"
+        public static let maxConnections = "storekeeper.max.connections"
     }
 
     public var host = "127.0.0.1"
@@ -21,6 +25,8 @@ public struct ServerSettings: Sendable {
     public var trustedProxies = TrustedProxies.none
     /// The operator's token over HTTP: `PUT /v1/rates`, and `/metrics` and `/openapi.yaml` once set.
     public var operatorToken = OperatorToken.none
+    /// Timeouts and the connection cap (`ConnectionLimits`).
+    public var connections = ConnectionLimits()
     public var core = CoreSettings()
 
     /// The defaults.
@@ -38,6 +44,27 @@ public struct ServerSettings: Sendable {
         }
         secureCookies = try CoreSettings.flag(reader, Key.secureCookies, default: secureCookies)
         if let text = reader.string(forKey: ConfigKey(Key.trustedProxies)) { trustedProxies = try TrustedProxies(parsing: text) }
+        for (key, path) in [
+            (Key.headerTimeout, \ConnectionLimits.headerTimeout), (Key.bodyTimeout, \.bodyTimeout), (Key.idleTimeout, \.idleTimeout),
+        ] {
+            guard let text = reader.string(forKey: ConfigKey(key)) else { continue }
+            guard let seconds = Int(text), (1...3600).contains(seconds) else {
+                throw SettingError(key: key, "1 to 3600 seconds, not '\(text)'")
+            }
+            connections[keyPath: path] = .seconds(seconds)
+        }
+        if let text = reader.string(forKey: ConfigKey(Key.maxConnections)) {
+            guard let count = Int(text), count >= 0 else {
+                throw SettingError(key: Key.maxConnections, "a number of connections, 0 for automatic")
+            }
+            guard count <= ConnectionLimits.automaticMaximum else {
+                throw SettingError(
+                    key: Key.maxConnections,
+                    "\(count) is over what the open-file limit leaves room for (\(ConnectionLimits.automaticMaximum)): raise LimitNOFILE (ulimit -n) first"
+                )
+            }
+            connections.maxConnections = count == 0 ? nil : count
+        }
         if let token = reader.string(forKey: ConfigKey(Key.operatorToken), isSecret: true), !token.isEmpty {
             operatorToken = try OperatorToken(token)
         }
