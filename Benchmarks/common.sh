@@ -15,6 +15,8 @@ load() {
 
 # The benchmarks' servers fetch no exchange rates: a fetch mid-run would be work the measure does not mean.
 export STOREKEEPER_RATES_URL=off
+# wrk is one client standing for a population of devices, each new to the server: no limit on new ids per client.
+export STOREKEEPER_NEW_IDS_PER_MINUTE=1000000
 
 bench_server() {  # $1 database url, $2 log (a full path); sets pid and port (.ci/lib.sh's serve, in $work)
     local here=$PWD

@@ -149,6 +149,8 @@ struct SDKRig: Sendable {
         settings.database = location
         settings.migrate = true
         settings.reconcileInterval = nil
+        // The rig's one client stands for a population of devices, each new to the server.
+        settings.newIdsPerMinute = 1_000_000
         var logger = Logger(label: "sdk-test")
         logger.logLevel = .critical
         return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: nil)

@@ -146,7 +146,10 @@ struct RefundDurabilityTests {
         try await ReceiptAndReconciliationTests.withFakeAppleAPI(router) { credentials in
             let now = Int64(Date().timeIntervalSince1970 * 1000)
             let customers = (0..<200).map { i in (token: UUID().uuidString.lowercased(), transactionId: "\(70_000 + i)") }
-            let server = try DurabilityTests.Server(database: database, near: Bundle.module.bundleURL)
+            // The fake Apple API is on loopback: allowed for this server only.
+            let server = try DurabilityTests.Server(
+                database: database, near: Bundle.module.bundleURL,
+                environment: ["STOREKEEPER_ALLOW_CUSTOM_APPLE_URLS": "true", "STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS": "true"])
             let port = try await server.port()
             let base = "http://127.0.0.1:\(port)"
             func send(_ method: HTTPMethod, _ path: String, key: String?, _ object: Any) async throws -> UInt {
@@ -200,7 +203,9 @@ struct RefundDurabilityTests {
 
             // Restarted on the same file: the worker sends every acknowledged request's answer (those the killed one
             // had taken, once their one-minute lease ends).
-            let restarted = try DurabilityTests.Server(database: database, near: Bundle.module.bundleURL)
+            let restarted = try DurabilityTests.Server(
+                database: database, near: Bundle.module.bundleURL,
+                environment: ["STOREKEEPER_ALLOW_CUSTOM_APPLE_URLS": "true", "STOREKEEPER_ALLOW_PRIVATE_WEBHOOKS": "true"])
             _ = try await restarted.port()
             for _ in 0..<900 where !owed.isSubset(of: answered.withLockedValue { $0 }) {
                 try await Task.sleep(for: .milliseconds(100))

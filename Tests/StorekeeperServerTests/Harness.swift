@@ -64,10 +64,11 @@ struct Harness: Sendable {
     static func make(
         _ database: TestDatabase, environments: [String] = ["Sandbox"], appAppleId: Int64? = nil,
         policy: AppConfiguration.TransferPolicy = .transfer, serverAPI: AppConfiguration.ServerAPICredentials? = nil,
-        catalog: Catalog = testCatalog, allowPrivateWebhooks: Bool = true, logger: Logger? = nil
+        catalog: Catalog = testCatalog, allowPrivateWebhooks: Bool = true, newIdsPerMinute: Int = 1_000_000, logger: Logger? = nil
     ) async throws -> Harness {
         let clock = TestClock(at(0))
-        let core = try await openCore(database.fresh(), clock: clock, allowPrivateWebhooks: allowPrivateWebhooks, logger: logger)
+        let core = try await openCore(
+            database.fresh(), clock: clock, allowPrivateWebhooks: allowPrivateWebhooks, newIdsPerMinute: newIdsPerMinute, logger: logger)
         let app = try await core.administration.create(
             config(
                 environments: environments, appAppleId: appAppleId, policy: policy, serverAPI: serverAPI, catalog: catalog))
@@ -78,7 +79,7 @@ struct Harness: Sendable {
     /// receivers on loopback unless `allowPrivateWebhooks` is false.
     static func openCore(
         _ location: DatabaseLocation, clock: TestClock, httpClient: HTTPClient? = .shared, allowPrivateWebhooks: Bool = true,
-        customAppleURLs: Bool = true, logger given: Logger? = nil
+        customAppleURLs: Bool = true, newIdsPerMinute: Int = 1_000_000, logger given: Logger? = nil
     ) async throws -> StorekeeperCore {
         var settings = CoreSettings()
         settings.ratesURL = nil  // no fetch from the ECB in tests: the rates are the tests' own
@@ -91,6 +92,9 @@ struct Harness: Sendable {
         settings.allowPrivateWebhooks = allowPrivateWebhooks
         // The tests' App Store Server API is the simulator's, on loopback.
         settings.allowCustomAppleURLs = customAppleURLs
+        // In-process every request is one client ("unknown"), standing for a population of devices: the limit on
+        // new ids per client is the production default only where a test says so.
+        settings.newIdsPerMinute = newIdsPerMinute
         var logger = given ?? Logger(label: "test")
         if given == nil { logger.logLevel = .critical }
         return try await StorekeeperCore.open(settings, clock: { clock.date }, logger: logger, httpClient: httpClient)

@@ -15,6 +15,9 @@ import Testing
 /// sightings that never became a customer are pruned; a placement read past the allowance stores nothing.
 @Suite("Reads write nothing at will")
 struct ReadsWriteNothingTests {
+    /// The production default.
+    static let allowance = CoreSettings().newIdsPerMinute
+
     static func tokenRows(_ h: Harness) async throws -> Int {
         try await h.core.database.reading { session in
             try await session.sql.raw("SELECT COUNT(*) AS n FROM account_tokens").first()?.decode(column: "n", as: Int.self) ?? -1
@@ -23,7 +26,7 @@ struct ReadsWriteNothingTests {
 
     @Test("200 unknown ids read by one client: every read answered, nothing written by the reads, 120 recorded in one batch")
     func firstSightings() async throws {
-        let h = try await Harness.make(.sqlite)
+        let h = try await Harness.make(.sqlite, newIdsPerMinute: Self.allowance)
         h.clock.set(at(1))
         try await h.application().test(.router) { client in
             for index in 0..<200 {
@@ -34,17 +37,17 @@ struct ReadsWriteNothingTests {
             }
         }
         // The application's shutdown wrote the last batch before the database closed; reopen to count.
-        let reopened = try await Harness.openCore(h.core.settings.database, clock: h.clock)
+        let reopened = try await Harness.openCore(h.core.settings.database, clock: h.clock, newIdsPerMinute: Self.allowance)
         let rows = try await reopened.database.reading { session in
             try await session.sql.raw("SELECT COUNT(*) AS n FROM account_tokens").first()?.decode(column: "n", as: Int.self) ?? -1
         }
-        #expect(rows == CoreSettings().newIdsPerMinute)
+        #expect(rows == Self.allowance)
         await reopened.database.close()
     }
 
     @Test("per client: another address has its own allowance; a minute later more are recorded; reads wait for no write")
     func perClient() async throws {
-        let h = try await Harness.make(.sqlite)
+        let h = try await Harness.make(.sqlite, newIdsPerMinute: Self.allowance)
         let tokens = h.core.accountTokens
         h.clock.set(at(1))
         for index in 0..<130 { _ = tokens.token(forRead: "a-\(index)", app: h.app.appId, client: "198.51.100.1") }
@@ -65,7 +68,7 @@ struct ReadsWriteNothingTests {
 
     @Test("sightings that never became a customer are pruned after the retention; a customer's is kept", arguments: TestDatabase.available)
     func prune(database: TestDatabase) async throws {
-        let h = try await Harness.make(database)
+        let h = try await Harness.make(database, newIdsPerMinute: Self.allowance)
         h.clock.set(at(1))
         let tokens = h.core.accountTokens
         _ = tokens.token(forRead: "window-shopper", app: h.app.appId, client: "198.51.100.1")
@@ -96,14 +99,14 @@ struct ReadsWriteNothingTests {
 
     @Test("a placement read past the client's allowance of new ids is answered outside the test, and stores no customer")
     func placementAllowance() async throws {
-        let h = try await Harness.make(.sqlite)
+        let h = try await Harness.make(.sqlite, newIdsPerMinute: Self.allowance)
         h.clock.set(at(1))
         try await h.test { client in
             try await ExperimentAPITests.setUp(client, h)
             let base = "/v1/apps/\(h.app.appId)"
             #expect(
                 try await client.send(.patch, base + "/experiments/paywall-test", h.app.secretKey, #"{"status": "running"}"#).status == .ok)
-            let allowance = CoreSettings().newIdsPerMinute
+            let allowance = Self.allowance
             var outside = 0
             for index in 0..<(allowance + 10) {
                 let response = try await client.send(

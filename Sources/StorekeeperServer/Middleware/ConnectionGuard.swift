@@ -95,6 +95,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     let registry: ConnectionRegistry
     private var timer: Scheduled<Void>?
     private var registered = false
+    /// A request's head has come and its answer is not written yet.
+    private var answering = false
 
     init(limits: ConnectionLimits, registry: ConnectionRegistry) {
         self.limits = limits
@@ -134,20 +136,25 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
+            answering = true
             registry.setIdle(context.channel, false)
             schedule(context, after: limits.bodyTimeout)
         case .body:
             schedule(context, after: limits.bodyTimeout)
-        case .end:
+        case .end where answering:
             // The server works on it now: no limit until its answer is written.
             timer?.cancel()
             timer = nil
+        case .end:
+            // The rest of a body the server answered early (a 413): idle from here.
+            schedule(context, after: limits.idleTimeout)
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .end = unwrapOutboundIn(data) {
+            answering = false
             registry.setIdle(context.channel, true)
             schedule(context, after: limits.idleTimeout)
         }
