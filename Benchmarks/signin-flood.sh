@@ -4,7 +4,8 @@
 # cores: compare within one run). The flood runs twice: as the server is configured (attempts throttled per client
 # address, so most are answered 429 at once), and with the throttle raised out of the way
 # (STOREKEEPER_SIGNIN_PER_MINUTE=1000000), so that every attempt reaches bcrypt: its own threads and queue (the rest
-# 429) are what keep the reads' latency then.
+# 429) are what keep the reads' latency then. A third run floods GET /ping (a no-op) from as many connections: what any
+# traffic at that rate costs the reads on this machine, the yardstick for the sign-in floods.
 #
 #   Benchmarks/signin-flood.sh                  # release build
 #   CONFIGURATION=debug DURATION=5 Benchmarks/signin-flood.sh
@@ -21,7 +22,7 @@ flooders=${FLOODERS:-48}
 storekeeper_binary "${CONFIGURATION:-release}"
 enter_work_folder
 
-run() {  # $1 label, $2 extra environment for the server
+run() {  # $1 label, $2 extra environment for the server, $3 the flood's path (the sign-in page by default)
     local url="$work/$1.sqlite"
     app=$("$bin" apps create --database-url "$url" --bundle-id com.example.flood --environment sandbox)
     app_id=$(echo "$app" | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
@@ -38,8 +39,12 @@ run() {  # $1 label, $2 extra environment for the server
     local alone health_alone
     alone=$(USERS="$work/users.txt" PUBLIC_KEY=$public_key load -d"${duration}s" --latency -s "$root/Benchmarks/get.lua" "$target")
     health_alone=$(wrk -t1 -c2 -d"${duration}s" --latency "$target/health")
-    EMAIL=ops@example.com wrk -t2 -c"$flooders" -d"$((duration * 2 + 4))s" --latency -s "$root/Benchmarks/signin.lua" \
-        "$target/dashboard/sign-in" > "$work/flood-$1.txt" &
+    if [ -n "${3:-}" ]; then
+        wrk -t2 -c"$flooders" -d"$((duration * 2 + 4))s" --latency "$target$3" > "$work/flood-$1.txt" &
+    else
+        EMAIL=ops@example.com wrk -t2 -c"$flooders" -d"$((duration * 2 + 4))s" --latency -s "$root/Benchmarks/signin.lua" \
+            "$target/dashboard/sign-in" > "$work/flood-$1.txt" &
+    fi
     local flood=$!
     sleep 2
     local during health_during
@@ -50,7 +55,7 @@ run() {  # $1 label, $2 extra environment for the server
     echo "[$1] customer reads during flood: $(echo "$during" | summary)"
     echo "[$1] /health alone:               $(echo "$health_alone" | summary)"
     echo "[$1] /health during flood:        $(echo "$health_during" | summary)"
-    echo "[$1] the flood ($flooders connections): $(summary < "$work/flood-$1.txt") (non-2xx: 401 wrong password, 429 throttled or bcrypt full)"
+    echo "[$1] the flood ($flooders connections on ${3:-/dashboard/sign-in}): $(summary < "$work/flood-$1.txt")"
     python3 - "$alone" "$during" "$1" <<'PY'
 import re, sys
 def p99(text):
@@ -68,3 +73,4 @@ PY
 echo "== sign-in flood: $flooders connections posting wrong passwords; reads at $connections connections, ${duration}s each"
 run throttled ""
 run bcrypt-bound "STOREKEEPER_SIGNIN_PER_MINUTE=1000000"
+run ping-flood "" /ping

@@ -34,6 +34,7 @@ func buildRouter(_ core: StorekeeperCore, sessions: DatabasePersistDriver, setti
     router.addMiddleware {
         MetricsMiddleware(metrics: core.metrics)
         ClientAddressMiddleware(trustedProxies: settings.trustedProxies)
+        SignInGate(accounts: core.dashboardAccounts)
         ErrorMiddleware(logger: core.logger)
         MethodNotAllowedMiddleware(methodsByPath: OpenAPIDocument.methodsByPath)
     }

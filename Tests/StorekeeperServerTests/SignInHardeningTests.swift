@@ -114,6 +114,11 @@ struct SignInHardeningTests {
             #expect(throttled.response.status == .tooManyRequests)
             #expect(throttled.response.headers[.retryAfter] == "6")
             #expect(String(buffer: throttled.response.body).contains("Too many sign-in attempts: please wait 6 seconds"))
+            // While it must wait, nothing of an attempt is read: no form, no token, still 429 (not 403), cheaply.
+            let unread = try await client.execute(
+                uri: "/dashboard/sign-in", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "%%%not a form"))
+            #expect(unread.status == .tooManyRequests && unread.headers[.retryAfter] != nil)
         }
         await h.close()
     }

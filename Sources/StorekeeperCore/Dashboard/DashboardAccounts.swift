@@ -72,24 +72,32 @@ public struct DashboardAccounts: Sendable {
         return (DashboardUser(record), generated)
     }
 
+    /// The seconds `client` must wait before its next sign-in attempt, nil when it may try now (nothing is counted).
+    public func signInWait(client: String) -> Int64? {
+        throttle.clientWait(client: client, now: clock().millisecondsSince1970).map { max(1, ($0 + 999) / 1000) }
+    }
+
     /// Checks a password from `client` (an address). Whether the account exists, the work is the same: the throttle
-    /// first, then one bcrypt verification (against a decoy hash for an unknown email, and with a password over 72
-    /// bytes cut to 72 and then refused), then the same answer.
+    /// first, then a place in bcrypt's queue (429 at once without one), one database read, and one bcrypt verification
+    /// (against a decoy hash for an unknown email, and with a password over 72 bytes cut to 72 and then refused), then
+    /// the same answer.
     public func signIn(email: String, password: String, client: String) async throws -> SignInOutcome {
         let now = clock().millisecondsSince1970
         if let wait = throttle.admit(account: email, client: client, now: now) {
             return .throttled(retryAfter: max(1, (wait + 999) / 1000))
         }
-        let record: DashboardUserRecord?
-        if let email = try? Self.normalised(email: email) {
-            record = try await database.reading { try await $0.dashboardUser(email: email) }
-        } else {
-            record = nil
-        }
         let fits = password.utf8.count <= Self.passwordBytes.upperBound
         let candidate = fits ? password : String(decoding: password.utf8.prefix(Self.passwordBytes.upperBound), as: UTF8.self)
-        let hash = record?.passwordHash
-        let verified = try await hashing.run { Bcrypt.verify(candidate, hash: hash ?? Self.decoyHash) }
+        let (record, verified) = try await hashing.reserve { () async throws -> (DashboardUserRecord?, Bool) in
+            let record: DashboardUserRecord?
+            if let email = try? Self.normalised(email: email) {
+                record = try await database.reading { try await $0.dashboardUser(email: email) }
+            } else {
+                record = nil
+            }
+            let hash = record?.passwordHash
+            return (record, try await hashing.onThreads { Bcrypt.verify(candidate, hash: hash ?? Self.decoyHash) })
+        }
         guard let record, verified, fits else {
             throttle.record(account: email, client: client, succeeded: false, now: now)
             return .wrongCredentials

@@ -29,11 +29,23 @@ public final class PasswordHashing: Sendable {
 
     /// Runs `work` on bcrypt's threads, or refuses it when `threads + queue` are already admitted.
     public func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
+        try await reserve { try await self.onThreads(work) }
+    }
+
+    /// Holds one of the `threads + queue` places while `body` runs (which then hashes with `onThreads`), or refuses at
+    /// once when none is free: a sign-in reserves its place before it reads the database, so that a flood past the
+    /// queue costs neither a read nor a hash.
+    public func reserve<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         let count = admitted.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
         defer { admitted.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
         guard count <= Self.threads + queue else {
             throw CoreError.tooManyRequests("too many sign-ins are being checked at once: try again in a second", retryAfter: 1)
         }
+        return try await body()
+    }
+
+    /// Runs `work` on bcrypt's threads, inside a place `reserve` holds.
+    func onThreads<T: Sendable>(_ work: @escaping @Sendable () -> T) async throws -> T {
         defer { completed.wrappingAdd(1, ordering: .relaxed) }
         return try await Self.pool.runIfActive(work)
     }

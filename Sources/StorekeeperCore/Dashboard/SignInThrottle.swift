@@ -49,6 +49,10 @@ public final class SignInThrottle: Sendable {
         return clients.take(client: client, now: now)
     }
 
+    /// The milliseconds until `client` may try again, nil when it may now: looked at before anything of the attempt is
+    /// read (nothing is taken).
+    func clientWait(client: String, now: Int64) -> Int64? { clients.wait(client: client, now: now) }
+
     /// Records how an admitted attempt ended.
     func record(account: String, client: String, succeeded: Bool, now: Int64) {
         let key = Key(account: Self.accountKey(account), client: client)

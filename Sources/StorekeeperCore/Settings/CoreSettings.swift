@@ -133,7 +133,7 @@ public struct CoreSettings: Sendable {
             signingRotation = .seconds(seconds)
         }
         responseSigning = try Self.flag(reader, Key.responseSigning, default: responseSigning)
-        if let count = try Self.count(reader, Key.signInPerMinute, in: 1...10_000) { signInPerMinute = count }
+        if let count = try Self.count(reader, Key.signInPerMinute, in: 1...1_000_000) { signInPerMinute = count }
         if let count = try Self.count(reader, Key.signInQueue, in: 0...10_000) { signInQueue = count }
         if let count = try Self.count(reader, Key.newIdsPerMinute, in: 1...1_000_000) { newIdsPerMinute = count }
         if let days = try Self.count(reader, Key.unclaimedIdsDays, in: 0...36_500) {

@@ -18,6 +18,16 @@ public final class ClientRateLimiter: Sendable {
         self.maxTracked = max(2, maxTracked)
     }
 
+    /// The milliseconds until `client` has a token at `now`, nil when it has one now; takes nothing.
+    func wait(client: String, now: Int64) -> Int64? {
+        let rate = Double(perMinute) / 60_000
+        return buckets.withLock { buckets -> Int64? in
+            guard let bucket = buckets[client] else { return nil }
+            let tokens = min(Double(perMinute), bucket.tokens + Double(max(0, now - bucket.at)) * rate)
+            return tokens >= 1 ? nil : Int64(((1 - tokens) / rate).rounded(.up))
+        }
+    }
+
     /// Takes one token for `client` at `now` (ms): nil when there was one, else the milliseconds until there is.
     func take(client: String, now: Int64) -> Int64? {
         let rate = Double(perMinute) / 60_000

@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdAuth
+import NIOCore
 import StorekeeperCore
 
 /// `/dashboard/sign-in` and `/dashboard/sign-out`: the pages anyone may open. The sign-in form's token is a cookie of
@@ -53,7 +54,13 @@ struct DashboardSignInController {
                 message: "The sign-in form had expired (or came from another site). Please sign in again.")
             return withFormCookie(fresh, DashboardRender.page("signIn", page, status: .forbidden))
         }
-        switch try await accounts.signIn(email: email, password: form.password ?? "", client: context.client) {
+        let outcome: SignInOutcome
+        do {
+            outcome = try await accounts.signIn(email: email, password: form.password ?? "", client: context.client)
+        } catch CoreError.tooManyRequests(_, let seconds) {
+            return Self.tooMany(seconds: Int64(seconds))
+        }
+        switch outcome {
         case .signedIn(let user):
             // A new session id on sign-in, so that an id known before it is worth nothing after.
             context.sessions.createSession(DashboardSession(userId: user.id, csrf: CSRFToken.make()), expiresIn: Self.sessionLength)
@@ -63,13 +70,22 @@ struct DashboardSignInController {
             let page = SignInPage(csrf: token, next: next, email: email, message: "Wrong email or password.")
             return DashboardRender.page("signIn", page, status: .unauthorized)
         case .throttled(let seconds):
-            let page = SignInPage(
-                csrf: token, next: next, email: email,
-                message: "Too many sign-in attempts: please wait \(seconds) seconds before the next one.")
-            var response = DashboardRender.page("signIn", page, status: .tooManyRequests)
-            response.headers[.retryAfter] = String(seconds)
-            return response
+            return Self.tooMany(seconds: seconds)
         }
+    }
+
+    /// The answer to an attempt refused before any password was checked: a small page made without the template
+    /// engine (a flood of them costs what any small answer does), with a link back to the form.
+    static func tooMany(seconds: Int64) -> Response {
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many sign-in attempts</title></head>
+            <body><h1>Too many sign-in attempts</h1><p role="alert">Too many sign-in attempts: please wait \(seconds) seconds \
+            before the next one.</p><p><a href="\(DashboardPaths.signIn)">Back to sign-in</a></p></body></html>
+            """
+        return Response(
+            status: .tooManyRequests,
+            headers: [.contentType: "text/html; charset=utf-8", .retryAfter: String(seconds)],
+            body: .init(byteBuffer: ByteBuffer(string: html)))
     }
 
     @Sendable func signOut(_ request: Request, context: DashboardContext) async throws -> Response {
@@ -98,5 +114,19 @@ struct DashboardSignInController {
                 name: Self.formCookie, value: token, maxAge: Int(Self.formSessionLength.components.seconds), path: DashboardPaths.signIn,
                 secure: secureCookies, httpOnly: true, sameSite: .strict))
         return response
+    }
+}
+
+/// Answers a sign-in attempt from a client that must wait with `DashboardSignInController.tooMany` before anything of
+/// it is read (its session, its form): on the router, ahead of the dashboard's middleware, so that a flood of
+/// attempts costs what any small answer does.
+struct SignInGate: RouterMiddleware {
+    typealias Context = ServerContext
+    let accounts: DashboardAccounts
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard request.method == .post, request.uri.path == DashboardPaths.signIn, let seconds = accounts.signInWait(client: context.client)
+        else { return try await next(request, context) }
+        return DashboardSignInController.tooMany(seconds: seconds)
     }
 }
