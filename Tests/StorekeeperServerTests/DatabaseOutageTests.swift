@@ -153,11 +153,22 @@ struct DatabaseOutageTests {
             group.addTask {
                 // Mid-stream: the restart, with /health watched closely while the database comes back.
                 while acknowledged.withLockedValue({ $0.count }) < 40 { try await Task.sleep(for: .milliseconds(5)) }
-                async let restart: Void = Self.crashRestart(url)
-                for _ in 0..<150 {
+                // Watched until the kill has happened (the restart's own connection is the first one killed: it returns
+                // then) and for up to 5 s after, or until /health has said 503 and then 200 again: a busy machine can
+                // take longer to open the restart's connection than any fixed number of samples lasts.
+                let killed = NIOLockedValueBox<ContinuousClock.Instant?>(nil)
+                async let restart: Void = {
+                    try await Self.crashRestart(url)
+                    killed.withLockedValue { $0 = .now }
+                }()
+                var sawOutage = false
+                while true {
                     if let health = await Self.health(port: port) {
                         healthDuringOutage.withLockedValue { $0.append("\(health.status) \(health.body)") }
+                        if health.status == 503 { sawOutage = true }
+                        if sawOutage && health.status == 200 { break }
                     }
+                    if let at = killed.withLockedValue({ $0 }), ContinuousClock.now - at > .seconds(5) { break }
                     try await Task.sleep(for: .milliseconds(10))
                 }
                 try await restart
