@@ -120,8 +120,10 @@ public struct StorekeeperCore: Sendable {
         // Without an HTTP client (tests that must not call out), nothing is asked of Apple; with one, Apple is called
         // through a client that follows no redirect.
         let apple = httpClient.map { _ in AppleAPIAccess(urls: appleURLs, logger: logger, metrics: metrics) }
+        let sightings = PendingSightings()
         let notifications = NotificationIngestion(
-            database: database, recomputer: recomputer, activity: activity, metrics: metrics, clock: clock, logger: logger)
+            database: database, recomputer: recomputer, activity: activity, metrics: metrics, clock: clock, logger: logger,
+            sightings: sightings)
         self.database = database
         self.apps = apps
         self.notifications = notifications
@@ -131,7 +133,7 @@ public struct StorekeeperCore: Sendable {
         self.customers = customers
         let newIds = ClientRateLimiter(perMinute: settings.newIdsPerMinute)
         self.accountTokens = AccountTokens(
-            database: database, newIds: newIds, unclaimedRetention: settings.unclaimedIdsRetention, clock: clock)
+            database: database, newIds: newIds, pending: sightings, unclaimedRetention: settings.unclaimedIdsRetention, clock: clock)
         self.promotionalOffers = PromotionalOffers(customers: customers, tokens: accountTokens, clock: clock)
         let administration = AppAdministration(database: database, registry: apps, cache: cache, appleURLs: appleURLs, clock: clock)
         self.administration = administration

@@ -92,6 +92,25 @@ struct ReadsWriteNothingTests {
         }
     }
 
+    @Test("a notification within a second of the first read, before the batch is written, still finds its customer by the token")
+    func notificationBeforeTheBatch() async throws {
+        let h = try await Harness.make(.sqlite, newIdsPerMinute: Self.allowance)
+        h.clock.set(at(1))
+        let token = h.core.accountTokens.token(forRead: "early-bird", app: h.app.appId, client: "198.51.100.3")
+        #expect(try await Self.tokenRows(h) == 0)
+        let purchase = Purchase(
+            transactionId: "95", originalTransactionId: "95", purchase: at(1), expires: at(31), signed: at(1), token: token)
+        try await h.test { client in
+            let delivered = try await client.execute(
+                uri: "/v1/apps/\(h.app.appId)/notifications/appstore", method: .post, headers: headers(nil),
+                body: body(["signedPayload": try notification(.subscribed, purchase: purchase, signed: at(1))]))
+            #expect(delivered.status == .ok)
+            #expect(try customer(try await client.customer("early-bird", key: h.app.publicKey)).state == .active)
+            // Registered with the notification, in its transaction.
+            #expect(try await Self.tokenRows(h) == 1)
+        }
+    }
+
     struct Served: Decodable {
         struct Part: Decodable { var key: String }
         var experiment: Part?

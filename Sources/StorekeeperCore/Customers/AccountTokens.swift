@@ -28,20 +28,16 @@ public final class AccountTokens: Sendable {
     /// Tokens registered by this process, so that reads write at most once per app user id; bounded.
     private let registered = NIOLockedValueBox<Set<String>>([])
     private static let memoryLimit = 100_000
-    /// Registrations asked by reads, waiting for the next batch; bounded (past it, a sighting is not recorded).
-    private let pending = NIOLockedValueBox<[String: PendingToken]>([:])
-    static let pendingLimit = 20_000
+    /// Registrations asked by reads, waiting for the next batch (notifications of this server read them meanwhile).
+    let pending: PendingSightings
 
-    struct PendingToken {
-        var app: String
-        var token: String
-        var appUserId: String
-        var at: Int64
-    }
-
-    init(database: StorageDatabase, newIds: ClientRateLimiter, unclaimedRetention: Duration?, clock: @escaping @Sendable () -> Date) {
+    init(
+        database: StorageDatabase, newIds: ClientRateLimiter, pending: PendingSightings, unclaimedRetention: Duration?,
+        clock: @escaping @Sendable () -> Date
+    ) {
         self.database = database
         self.newIds = newIds
+        self.pending = pending
         self.unclaimedRetention = unclaimedRetention
         self.clock = clock
     }
@@ -51,36 +47,27 @@ public final class AccountTokens: Sendable {
     public func token(forRead appUserId: String, app appId: String, client: String) -> String {
         let token = Self.token(app: appId, appUserId: appUserId)
         guard token != appUserId.lowercased() else { return token }
-        let key = appId + "\u{0}" + token
-        guard !registered.withLockedValue({ $0.contains(key) }), pending.withLockedValue({ $0[key] == nil }) else { return token }
+        let key = PendingSightings.key(app: appId, token: token)
+        guard !registered.withLockedValue({ $0.contains(key) }), !pending.contains(key) else { return token }
         let now = clock().millisecondsSince1970
         guard newIds.take(client: client, now: now) == nil else { return token }
-        pending.withLockedValue {
-            guard $0.count < Self.pendingLimit else { return }
-            $0[key] = PendingToken(app: appId, token: token, appUserId: appUserId, at: now)
-        }
+        pending.add(key, PendingSightings.Sighting(app: appId, token: token, appUserId: appUserId, at: now))
         return token
     }
 
     /// Writes the registrations reads asked for since the last batch, in one transaction; how many.
     @discardableResult
     public func flush() async throws -> Int {
-        let batch = pending.withLockedValue { pending -> [String: PendingToken] in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
-        }
+        let batch = pending.snapshot()
         guard !batch.isEmpty else { return 0 }
-        do {
-            try await database.writing { session in
-                for item in batch.values.sorted(by: { $0.at < $1.at }) {
-                    try await session.registerAccountToken(app: item.app, token: item.token, appUserId: item.appUserId, at: item.at)
-                }
+        // A failed batch stays pending for the next one.
+        try await database.writing { session in
+            for item in batch.values.sorted(by: { $0.at < $1.at }) {
+                try await session.registerAccountToken(app: item.app, token: item.token, appUserId: item.appUserId, at: item.at)
             }
-        } catch {
-            // Kept for the next batch (what arrived meanwhile wins).
-            pending.withLockedValue { pending in for (key, item) in batch where pending[key] == nil { pending[key] = item } }
-            throw error
         }
+        // Taken out only once written, so that a notification meanwhile still finds them.
+        pending.remove(batch.keys)
         remember(batch.keys)
         return batch.count
     }
@@ -128,6 +115,43 @@ public final class AccountTokens: Sendable {
         try await database.writing { try await $0.registerAccountToken(app: appId, token: token, appUserId: appUserId, at: now) }
         remember([key])
         return token
+    }
+}
+
+/// First sightings a read asked to register, until their batch is written: what a notification of the same server
+/// resolves a token by meanwhile (a purchase within a second of its customer's first read), and what the batch writes.
+/// Bounded: past `limit`, a sighting is not recorded (the read is answered all the same).
+final class PendingSightings: Sendable {
+    struct Sighting: Sendable {
+        var app: String
+        var token: String
+        var appUserId: String
+        var at: Int64
+    }
+
+    static let limit = 20_000
+    private let sightings = NIOLockedValueBox<[String: Sighting]>([:])
+
+    static func key(app: String, token: String) -> String { app + "\u{0}" + token }
+
+    func contains(_ key: String) -> Bool { sightings.withLockedValue { $0[key] != nil } }
+
+    func add(_ key: String, _ sighting: Sighting) {
+        sightings.withLockedValue {
+            guard $0.count < Self.limit else { return }
+            $0[key] = sighting
+        }
+    }
+
+    func snapshot() -> [String: Sighting] { sightings.withLockedValue { $0 } }
+
+    func remove(_ keys: some Sequence<String>) {
+        sightings.withLockedValue { for key in keys { $0[key] = nil } }
+    }
+
+    /// The app user id a token was given to by a read whose sighting is not written yet.
+    func appUserId(app: String, token: String) -> String? {
+        sightings.withLockedValue { $0[Self.key(app: app, token: token)]?.appUserId }
     }
 }
 

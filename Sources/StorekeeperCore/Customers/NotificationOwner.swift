@@ -7,8 +7,10 @@ enum NotificationOwner {
     /// then by the original transaction's owner; failing both, a new customer named by the token, or an anonymous one
     /// named `$anonymous:<originalTransactionId>` that the app's post of the transaction merges later. Runs inside
     /// the caller's transaction.
+    /// `pending`: the sightings this server has not written yet, whose tokens resolve too (and are registered here).
     static func resolve(
-        _ session: StorageSession, app: AppRuntime, appAccountToken: String?, originalTransactionId: String, now: Int64
+        _ session: StorageSession, app: AppRuntime, appAccountToken: String?, originalTransactionId: String, now: Int64,
+        pending: PendingSightings? = nil
     ) async throws -> String {
         let ownerRecord = try await session.ownerRecord(app: app.id, originalTransactionId: originalTransactionId)
         // An identified owner keeps its transaction: only the app's own post moves one between named customers.
@@ -17,7 +19,12 @@ enum NotificationOwner {
         if let token = appAccountToken?.lowercased(), !token.isEmpty {
             // The SDK's token of a non-UUID app user id names that app user id, whose customer may not exist yet.
             let named: CustomerRecord?
-            if let registered = try await session.appUserId(app: app.id, accountToken: token) {
+            var registered = try await session.appUserId(app: app.id, accountToken: token)
+            if registered == nil, let sighted = pending?.appUserId(app: app.id, token: token) {
+                try await session.registerAccountToken(app: app.id, token: token, appUserId: sighted, at: now)
+                registered = sighted
+            }
+            if let registered {
                 named = try await session.findOrCreateCustomer(
                     app: app.id, appUserId: registered, anonymous: false, newId: CustomerIds.new(), at: now)
             } else {

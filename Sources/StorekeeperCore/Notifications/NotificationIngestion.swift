@@ -23,6 +23,8 @@ public struct NotificationIngestion: Sendable {
     let metrics: ServerMetrics
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// First sightings not written yet, whose tokens a notification resolves by too.
+    let sightings: PendingSightings
 
     /// Verifies and applies one signed notification (the webhook's body) for the app.
     public func ingest(_ signedPayload: String, app: AppRuntime) async throws -> NotificationOutcome {
@@ -73,7 +75,8 @@ public struct NotificationIngestion: Sendable {
                 return rescinded.isEmpty ? .stored : .applied(rescinded)
             }
             let customer = try await NotificationOwner.resolve(
-                session, app: app, appAccountToken: facts.appAccountToken, originalTransactionId: original, now: now)
+                session, app: app, appAccountToken: facts.appAccountToken, originalTransactionId: original, now: now,
+                pending: sightings)
             let recomputed = try await recomputer.lockAndRecompute(session, app: app, customerId: customer, now: now)
             // A refund request and its answer, or Apple's decision on one, in the same transaction as the notification.
             try await RefundRequests.record(verified, customerId: customer, app: app, session: session, now: now)
