@@ -1,8 +1,9 @@
+import Foundation
 import SQLKit
 
-/// An import of existing customers from Apple: the customers to import (parsed from the operator's file) and how far
-/// it has come. A job is identified by its input (the app, the format and the file's digest), so running the same
-/// file again resumes the job, and a finished job imports nothing twice.
+/// An import of existing customers from Apple: the customers to import (read from the operator's file into
+/// `import_customers`) and how far it has come. A job is identified by its input (the app, the format and the file's
+/// digest), so posting the same file again finds the job, and a finished job imports nothing twice.
 public struct ImportJobRecord: Sendable, Hashable {
     public var id: String
     public var appId: String
@@ -10,34 +11,75 @@ public struct ImportJobRecord: Sendable, Hashable {
     public var format: String
     /// The file's name as given (for people reading the job).
     public var source: String
-    /// The customers to import, as JSON (one array; the domain's `ImportCustomer`s).
-    public var customers: String
+    /// Customers the file names (known once it is read).
     public var total: Int
-    /// Rows of the file that name nothing to import, with their reasons, as JSON.
-    public var dropped: String
+    /// Lines of the file that name nothing to import (known once it is read).
+    public var droppedLines: Int
     public var emitEvents: Bool
-    /// `running`, `done`, or `failed` (stopped by an error that is not one customer's; `detail` says which).
+    /// `reading` (the file is stored in `import_uploads`, not yet read), `running`, `done`, `incomplete`, or `failed`
+    /// (stopped by an error that is not one customer's; `detail` says which).
     public var status: String
     public var detail: String?
+    /// The upload the job reads its file from while `reading`.
+    public var uploadId: String?
     public var createdAt: Int64
     public var updatedAt: Int64
 
     public init(
-        id: String, appId: String, format: String, source: String, customers: String, total: Int, dropped: String,
-        emitEvents: Bool, status: String, detail: String?, createdAt: Int64, updatedAt: Int64
+        id: String, appId: String, format: String, source: String, total: Int, droppedLines: Int, emitEvents: Bool, status: String,
+        detail: String?, uploadId: String?, createdAt: Int64, updatedAt: Int64
     ) {
         self.id = id
         self.appId = appId
         self.format = format
         self.source = source
-        self.customers = customers
         self.total = total
-        self.dropped = dropped
+        self.droppedLines = droppedLines
         self.emitEvents = emitEvents
         self.status = status
         self.detail = detail
+        self.uploadId = uploadId
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// One customer a job's file names, as read: all the lines naming them folded into one (`item` is their position
+/// among the file's customers, by the first line naming them).
+public struct ImportCustomerRecord: Sendable, Hashable {
+    public var item: Int
+    /// What the file's lines are grouped by: the app user id, or for an unnamed customer its first transaction id.
+    public var key: String
+    public var appUserId: String?
+    public var aliases: [String]
+    public var transactionIds: [String]
+    public var appAccountToken: String?
+    public var environment: String?
+    public var line: Int
+
+    public init(
+        item: Int, key: String, appUserId: String?, aliases: [String], transactionIds: [String], appAccountToken: String?,
+        environment: String?, line: Int
+    ) {
+        self.item = item
+        self.key = key
+        self.appUserId = appUserId
+        self.aliases = aliases
+        self.transactionIds = transactionIds
+        self.appAccountToken = appAccountToken
+        self.environment = environment
+        self.line = line
+    }
+}
+
+/// A line of a job's file that names nothing to import.
+public struct ImportDroppedRecord: Sendable, Hashable {
+    public var line: Int
+    public var reason: String
+
+    public init(line: Int, reason: String) {
+        self.line = line
+        self.reason = reason
     }
 }
 
@@ -81,15 +123,15 @@ public struct ImportCounts: Sendable, Hashable, Codable {
 }
 
 extension StorageSession {
-    /// Creates the job, or returns the stored one with the same id (the same input: a resumed import).
+    /// Creates the job, or returns the stored one with the same id (the same input).
     public func createImportJob(_ job: ImportJobRecord) async throws -> ImportJobRecord {
         try await sql.raw(
             """
-            INSERT INTO import_jobs (id, app_id, format, source, customers, total, dropped, emit_events, status, detail, created_at,
-                updated_at)
-            VALUES (\(bind: job.id), \(bind: job.appId), \(bind: job.format), \(bind: job.source), \(bind: job.customers),
-                \(bind: job.total), \(bind: job.dropped), \(bind: job.emitEvents ? 1 : 0), \(bind: job.status), \(bind: job.detail),
-                \(bind: job.createdAt), \(bind: job.updatedAt))
+            INSERT INTO import_jobs (id, app_id, format, source, customers, total, dropped, dropped_count, emit_events, status,
+                detail, upload_id, created_at, updated_at)
+            VALUES (\(bind: job.id), \(bind: job.appId), \(bind: job.format), \(bind: job.source), '', \(bind: job.total), '',
+                \(bind: job.droppedLines), \(bind: job.emitEvents ? 1 : 0), \(bind: job.status), \(bind: job.detail),
+                \(bind: job.uploadId), \(bind: job.createdAt), \(bind: job.updatedAt))
             ON CONFLICT (id) DO NOTHING
             """
         ).run()
@@ -97,22 +139,23 @@ extension StorageSession {
     }
 
     public func importJob(id: String) async throws -> ImportJobRecord? {
-        try await sql.raw("SELECT * FROM import_jobs WHERE id = \(bind: id)").first().map(Self.importJobRecord)
+        try await sql.raw("SELECT \(unsafeRaw: Self.importJobColumns) FROM import_jobs WHERE id = \(bind: id)").first().map(
+            Self.importJobRecord)
     }
 
-    /// An app's jobs, newest first, without their customer lists.
+    /// An app's jobs, newest first.
     public func importJobs(app appId: String, limit: Int) async throws -> [ImportJobRecord] {
         try await sql.raw(
             """
-            SELECT id, app_id, format, source, '[]' AS customers, total, dropped, emit_events, status, detail, created_at, updated_at
-            FROM import_jobs WHERE app_id = \(bind: appId) ORDER BY created_at DESC, id LIMIT \(bind: limit)
+            SELECT \(unsafeRaw: Self.importJobColumns) FROM import_jobs WHERE app_id = \(bind: appId)
+            ORDER BY created_at DESC, id LIMIT \(bind: limit)
             """
         ).all().map(Self.importJobRecord)
     }
 
-    /// Jobs still running (after a restart, the server takes them up again).
-    public func runningImportJobs() async throws -> [String] {
-        try await sql.raw("SELECT id FROM import_jobs WHERE status = 'running' ORDER BY created_at").all().map {
+    /// Jobs still reading their file or running (after a restart, the server takes them up again).
+    public func unfinishedImportJobs() async throws -> [String] {
+        try await sql.raw("SELECT id FROM import_jobs WHERE status IN ('reading', 'running') ORDER BY created_at").all().map {
             try $0.decode(column: "id", as: String.self)
         }
     }
@@ -121,6 +164,137 @@ extension StorageSession {
         try await sql.raw(
             "UPDATE import_jobs SET status = \(bind: status), detail = \(bind: detail), updated_at = \(bind: now) WHERE id = \(bind: id)"
         ).run()
+    }
+
+    /// A job whose reading failed for want of the database, given a new upload of the same file to read.
+    public func attachImportUpload(job id: String, upload: String, at now: Int64) async throws {
+        try await sql.raw(
+            """
+            UPDATE import_jobs SET upload_id = \(bind: upload), status = 'reading', detail = NULL, updated_at = \(bind: now)
+            WHERE id = \(bind: id)
+            """
+        ).run()
+    }
+
+    /// How much of the file reading has found so far (or in all, once it is read).
+    public func setImportJobRead(id: String, total: Int, droppedLines: Int, at now: Int64) async throws {
+        try await sql.raw(
+            """
+            UPDATE import_jobs SET total = \(bind: total), dropped_count = \(bind: droppedLines), updated_at = \(bind: now)
+            WHERE id = \(bind: id)
+            """
+        ).run()
+    }
+
+    // MARK: The uploaded file, in parts
+
+    /// Stores a part of an upload (parts are numbered from 0 in the file's order).
+    public func insertImportUploadPart(upload: String, part: Int, bytes: [UInt8]) async throws {
+        try await sql.raw(
+            "INSERT INTO import_uploads (upload_id, part, bytes) VALUES (\(bind: upload), \(bind: part), \(bind: Data(bytes)))"
+        ).run()
+    }
+
+    /// The upload's part `part`, or nil past its last.
+    public func importUploadPart(upload: String, part: Int) async throws -> [UInt8]? {
+        try await sql.raw("SELECT bytes FROM import_uploads WHERE upload_id = \(bind: upload) AND part = \(bind: part)").first().map {
+            [UInt8](try $0.decode(column: "bytes", as: Data.self))
+        }
+    }
+
+    /// The numbers of an upload's parts.
+    public func importUploadParts(_ upload: String) async throws -> [Int] {
+        try await sql.raw("SELECT part FROM import_uploads WHERE upload_id = \(bind: upload) ORDER BY part").all().map {
+            try $0.decode(column: "part", as: Int.self)
+        }
+    }
+
+    /// Removes one part of an upload: a part a transaction (SQLite holds what a transaction deletes in memory until
+    /// it commits, so a whole file's parts at once would cost its size).
+    public func deleteImportUploadPart(upload: String, part: Int) async throws {
+        try await sql.raw("DELETE FROM import_uploads WHERE upload_id = \(bind: upload) AND part = \(bind: part)").run()
+    }
+
+    /// Uploads left behind by jobs no longer reading them (a server stopped between a job's reading and the removal
+    /// of its file).
+    public func abandonedImportUploads() async throws -> [String] {
+        try await sql.raw(
+            """
+            SELECT DISTINCT u.upload_id FROM import_uploads u JOIN import_jobs j ON j.upload_id = u.upload_id
+            WHERE j.status <> 'reading'
+            """
+        ).all().map { try $0.decode(column: "upload_id", as: String.self) }
+    }
+
+    // MARK: The customers a job's file names
+
+    /// Forgets what reading a job's file had found (before it is read again from the start).
+    public func deleteImportCustomers(job jobId: String) async throws {
+        try await sql.raw("DELETE FROM import_customers WHERE job_id = \(bind: jobId)").run()
+        try await sql.raw("DELETE FROM import_dropped WHERE job_id = \(bind: jobId)").run()
+    }
+
+    /// The job's customers stored under `keys`.
+    public func importCustomers(job jobId: String, keys: [String]) async throws -> [ImportCustomerRecord] {
+        guard !keys.isEmpty else { return [] }
+        return try await sql.raw(
+            """
+            SELECT * FROM import_customers WHERE job_id = \(bind: jobId) AND key IN (\(SQLList(keys.map { SQLBind($0) })))
+            """
+        ).all().map(Self.importCustomerRecord)
+    }
+
+    /// Stores a customer read from the job's file, or replaces it (the same item) with more of their lines folded in.
+    public func saveImportCustomer(job jobId: String, _ customer: ImportCustomerRecord) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO import_customers (job_id, item, key, app_user_id, aliases, transaction_ids, app_account_token, environment, line)
+            VALUES (\(bind: jobId), \(bind: customer.item), \(bind: customer.key), \(bind: customer.appUserId),
+                \(bind: Self.joinedAliases(customer.aliases)), \(bind: customer.transactionIds.joined(separator: " ")),
+                \(bind: customer.appAccountToken), \(bind: customer.environment), \(bind: customer.line))
+            ON CONFLICT (job_id, item) DO UPDATE SET aliases = excluded.aliases, transaction_ids = excluded.transaction_ids,
+                app_account_token = excluded.app_account_token, environment = excluded.environment
+            """
+        ).run()
+    }
+
+    /// Customers of the job after `item` not done yet, in the file's order, at most `limit`.
+    public func pendingImportCustomers(job jobId: String, after item: Int, limit: Int) async throws -> [ImportCustomerRecord] {
+        try await sql.raw(
+            """
+            SELECT c.* FROM import_customers c
+            WHERE c.job_id = \(bind: jobId) AND c.item > \(bind: item)
+                AND NOT EXISTS (SELECT 1 FROM import_items i WHERE i.job_id = c.job_id AND i.item = c.item)
+            ORDER BY c.item LIMIT \(bind: limit)
+            """
+        ).all().map(Self.importCustomerRecord)
+    }
+
+    /// The job's customers at `items`.
+    public func importCustomers(job jobId: String, items: [Int]) async throws -> [ImportCustomerRecord] {
+        guard !items.isEmpty else { return [] }
+        return try await sql.raw(
+            "SELECT * FROM import_customers WHERE job_id = \(bind: jobId) AND item IN (\(SQLList(items.map { SQLBind($0) })))"
+        ).all().map(Self.importCustomerRecord)
+    }
+
+    /// Records lines of the job's file left out; `first` numbers the first of them among the job's.
+    public func insertImportDropped(job jobId: String, first: Int, _ lines: [ImportDroppedRecord]) async throws {
+        for (offset, line) in lines.enumerated() {
+            try await sql.raw(
+                """
+                INSERT INTO import_dropped (job_id, seq, line, reason)
+                VALUES (\(bind: jobId), \(bind: first + offset), \(bind: line.line), \(bind: line.reason))
+                """
+            ).run()
+        }
+    }
+
+    /// The lines of the job's file left out, in the file's order.
+    public func importDropped(job jobId: String) async throws -> [ImportDroppedRecord] {
+        try await sql.raw("SELECT line, reason FROM import_dropped WHERE job_id = \(bind: jobId) ORDER BY seq").all().map {
+            ImportDroppedRecord(line: try $0.decode(column: "line", as: Int.self), reason: try $0.decode(column: "reason", as: String.self))
+        }
     }
 
     /// Records a customer of the job as done; false if it was already (another run of the job got there first).
@@ -136,14 +310,6 @@ extension StorageSession {
         return !inserted.isEmpty
     }
 
-    /// The positions of the job's customers that are done.
-    public func importItemsDone(job jobId: String) async throws -> Set<Int> {
-        Set(
-            try await sql.raw("SELECT item FROM import_items WHERE job_id = \(bind: jobId)").all().map {
-                try $0.decode(column: "item", as: Int.self)
-            })
-    }
-
     public func importCounts(job jobId: String) async throws -> ImportCounts {
         var counts = ImportCounts()
         for row in try await sql.raw("SELECT outcome, COUNT(*) AS n FROM import_items WHERE job_id = \(bind: jobId) GROUP BY outcome").all()
@@ -153,6 +319,26 @@ extension StorageSession {
             case "imported": counts.imported = n
             case "notFound": counts.notFound = n
             default: counts.failed += n
+            }
+        }
+        return counts
+    }
+
+    /// The counts of several jobs at once (a job with nothing done has none).
+    public func importCounts(jobs: [String]) async throws -> [String: ImportCounts] {
+        guard !jobs.isEmpty else { return [:] }
+        var counts: [String: ImportCounts] = [:]
+        for row in try await sql.raw(
+            """
+            SELECT job_id, outcome, COUNT(*) AS n FROM import_items WHERE job_id IN (\(SQLList(jobs.map { SQLBind($0) }))) GROUP BY job_id, outcome
+            """
+        ).all() {
+            let job = try row.decode(column: "job_id", as: String.self)
+            let n = try row.decode(column: "n", as: Int.self)
+            switch try row.decode(column: "outcome", as: String.self) {
+            case "imported": counts[job, default: ImportCounts()].imported = n
+            case "notFound": counts[job, default: ImportCounts()].notFound = n
+            default: counts[job, default: ImportCounts()].failed += n
             }
         }
         return counts
@@ -192,15 +378,38 @@ extension StorageSession {
         ).all().count
     }
 
+    private static let importJobColumns =
+        "id, app_id, format, source, total, dropped_count, emit_events, status, detail, upload_id, created_at, updated_at"
+
     private static func importJobRecord(_ row: any SQLRow) throws -> ImportJobRecord {
         ImportJobRecord(
             id: try row.decode(column: "id", as: String.self), appId: try row.decode(column: "app_id", as: String.self),
             format: try row.decode(column: "format", as: String.self), source: try row.decode(column: "source", as: String.self),
-            customers: try row.decode(column: "customers", as: String.self), total: try row.decode(column: "total", as: Int.self),
-            dropped: try row.decode(column: "dropped", as: String.self),
+            total: try row.decode(column: "total", as: Int.self), droppedLines: try row.decode(column: "dropped_count", as: Int.self),
             emitEvents: try row.decode(column: "emit_events", as: Int.self) != 0,
             status: try row.decode(column: "status", as: String.self), detail: try row.decode(column: "detail", as: String?.self),
+            uploadId: try row.decode(column: "upload_id", as: String?.self),
             createdAt: try row.decode(column: "created_at", as: Int64.self), updatedAt: try row.decode(column: "updated_at", as: Int64.self)
         )
+    }
+
+    private static func importCustomerRecord(_ row: any SQLRow) throws -> ImportCustomerRecord {
+        let transactionIds = try row.decode(column: "transaction_ids", as: String.self)
+        return ImportCustomerRecord(
+            item: try row.decode(column: "item", as: Int.self), key: try row.decode(column: "key", as: String.self),
+            appUserId: try row.decode(column: "app_user_id", as: String?.self),
+            aliases: try splitAliases(try row.decode(column: "aliases", as: String.self)),
+            transactionIds: transactionIds.split(separator: " ").map(String.init),
+            appAccountToken: try row.decode(column: "app_account_token", as: String?.self),
+            environment: try row.decode(column: "environment", as: String?.self), line: try row.decode(column: "line", as: Int.self))
+    }
+
+    /// Aliases are app user ids, which may hold any character but a control: as a JSON array.
+    static func joinedAliases(_ aliases: [String]) -> String {
+        aliases.isEmpty ? "[]" : (try? JSONEncoder().encode(aliases)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    static func splitAliases(_ text: String) throws -> [String] {
+        text == "[]" || text.isEmpty ? [] : try JSONDecoder().decode([String].self, from: Data(text.utf8))
     }
 }

@@ -572,5 +572,41 @@ public enum Schema {
         Migration(version: 23, name: "account tokens by registration time") { db in
             try await db.create(index: "account_tokens_created").on("account_tokens").column("created_at").run()
         },
+        // Imports read in bounded memory: the posted file is stored in parts (`import_uploads`) until the server's
+        // import worker has read it, line by line, into the customers it names (`import_customers`, a file's lines
+        // grouped by app user id) and the lines it left out (`import_dropped`); the job row keeps only counts. Jobs of
+        // the release before are moved into the new tables here. A release before this one may run beside it, but not
+        // run or read imports: it finds the jobs' customer lists empty.
+        Migration(version: 24, name: "imports read in bounded memory") { db in
+            try await db.create(table: "import_uploads")
+                .column("upload_id", type: .text, .notNull)
+                .column("part", type: .bigint, .notNull)
+                .column("bytes", type: .blob, .notNull)
+                .primaryKey("upload_id", "part")
+                .run()
+            try await db.create(table: "import_customers")
+                .column("job_id", type: .text, .notNull)
+                .column("item", type: .bigint, .notNull)
+                .column("key", type: .text, .notNull)
+                .column("app_user_id", type: .text)
+                .column("aliases", type: .text, .notNull)
+                .column("transaction_ids", type: .text, .notNull)
+                .column("app_account_token", type: .text)
+                .column("environment", type: .text)
+                .column("line", type: .bigint, .notNull)
+                .primaryKey("job_id", "item")
+                .run()
+            try await db.raw("CREATE UNIQUE INDEX import_customers_key ON import_customers (job_id, key)").run()
+            try await db.create(table: "import_dropped")
+                .column("job_id", type: .text, .notNull)
+                .column("seq", type: .bigint, .notNull)
+                .column("line", type: .bigint, .notNull)
+                .column("reason", type: .text, .notNull)
+                .primaryKey("job_id", "seq")
+                .run()
+            try await db.raw("ALTER TABLE import_jobs ADD COLUMN dropped_count BIGINT NOT NULL DEFAULT 0").run()
+            try await db.raw("ALTER TABLE import_jobs ADD COLUMN upload_id TEXT").run()
+            try await LegacyImportJobs.move(db)
+        },
     ]
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOCore
 import StorekeeperCore
 import Synchronization
 
@@ -40,25 +41,30 @@ struct ImportCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let data = FileManager.default.contents(atPath: file) else { throw UsageError(message: "cannot read \(file)") }
-        let parsed: ImportFile
-        do {
-            parsed = try ImportFile.read(data, format: format.flatMap(ImportFormat.init(rawValue:)))
-        } catch {
-            throw UsageError(message: "\(file): \(error.description)")
-        }
+        guard let handle = FileHandle(forReadingAtPath: file) else { throw UsageError(message: "cannot read \(file)") }
+        defer { try? handle.close() }
         let errorsPath = errors ?? file + ".errors.csv"
         let code: Int32 = try await database.withCore { core in
-            let job = try await core.imports.prepare(
-                parsed, input: data, app: app, source: (file as NSString).lastPathComponent, emitEvents: emitEvents)
+            let received: ImportJobStatus
+            do {
+                received = try await core.imports.receive(
+                    Self.chunks(of: handle), format: format.flatMap(ImportFormat.init(rawValue:)), app: app,
+                    source: (file as NSString).lastPathComponent, emitEvents: emitEvents)
+            } catch let error as CoreError {
+                throw UsageError(message: "\(file): \(error.description)")
+            }
+            // Read here (the server's worker reads the jobs posted to it).
+            try await core.imports.read(job: received.id)
+            let job = try await core.imports.job(id: received.id, app: app)
+            if job.status == "failed", job.total == 0 { throw UsageError(message: "\(file): \(job.detail ?? "the file cannot be read")") }
             let appRuntime = try await core.apps.app(id: app)
             let perSecond = rate.map { $0 > 0 ? $0 : nil } ?? CustomerImports.RunOptions.applesLimit(for: appRuntime)
             let progress = ProgressLine(terminal: isatty(STDERR_FILENO) == 1)
             let already = job.imported + job.notFound + job.failed
             print(
-                "import \(job.id): \(job.total) customers in \(parsed.format.rawValue) format"
+                "import \(job.id): \(job.total) customers in \(job.format) format"
                     + (already > 0 ? ", \(already) done by an earlier run" : "")
-                    + (parsed.dropped.isEmpty ? "" : ", \(parsed.dropped.count) lines left out")
+                    + (job.droppedLines == 0 ? "" : ", \(job.droppedLines) lines left out")
                     + (perSecond.map { String(format: ", paced at %.0f a second", $0) } ?? ", unpaced"))
             let options = CustomerImports.RunOptions(concurrency: concurrency, perSecond: perSecond)
             let later = try await Self.runStoppable { try await core.imports.run(job: job.id, options: options, progress: progress.show) }
@@ -69,12 +75,20 @@ struct ImportCommand: AsyncParsableCommand {
             print(
                 "imported \(finished.imported), not found at Apple \(finished.notFound), failed \(finished.failed)"
                     + (later.map { ", \($0.count) to retry (run again)" } ?? ", stopped: run again to go on")
-                    + (parsed.dropped.isEmpty ? "" : ", lines left out \(parsed.dropped.count)"))
+                    + (finished.droppedLines == 0 ? "" : ", lines left out \(finished.droppedLines)"))
             for reason in Self.topReasons(problems) { print("  \(reason.count) × \(reason.text)") }
             if !problems.isEmpty { print("the customers not imported, line by line: \(errorsPath)") }
             return later == nil || finished.failed > 0 || !(later ?? []).isEmpty ? 1 : 0
         }
         if code != 0 { throw ExitCode(code) }
+    }
+
+    /// The file a megabyte at a time.
+    static func chunks(of handle: FileHandle) -> AsyncThrowingStream<ByteBuffer, any Error> {
+        AsyncThrowingStream { () async throws -> ByteBuffer? in
+            guard let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else { return nil }
+            return ByteBuffer(bytes: data)
+        }
     }
 
     /// Runs `body`, cancelled by Ctrl-C (SIGINT) or SIGTERM; nil when it was stopped so.

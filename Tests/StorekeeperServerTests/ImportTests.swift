@@ -148,9 +148,12 @@ struct ImportTests {
 
                 let text = await store.with { $0.customerIds(as: .plain) }
                 let file = try ImportFile.read(Data(text.utf8))
-                let job = try await h.core.imports.prepare(
-                    file, input: Data(text.utf8), app: h.app.appId, source: "ids.csv", emitEvents: false)
+                let received = try await Self.receive(h, text, source: "ids.csv")
+                #expect(received.status == "reading" && received.total == 0)
+                #expect(try await h.core.imports.read(job: received.id))
+                let job = try await h.core.imports.job(id: received.id, app: h.app.appId)
                 #expect(job.total == file.customers.count && job.total > 100 && job.status == "running")
+                #expect(try await Self.count("import_uploads", h) == 0, "the file's parts are gone once it is read")
 
                 // Stopped after 30 customers (Ctrl-C): what was done stays done.
                 let imports = h.core.imports
@@ -187,9 +190,10 @@ struct ImportTests {
                 #expect(deliveries == 0, "imported history is not sent to destinations unless asked")
 
                 // The same file again: the same job, nothing to do. A new job of the same customers changes nothing either.
-                let again = try await imports.prepare(file, input: Data(text.utf8), app: h.app.appId, source: "ids.csv", emitEvents: false)
-                #expect(again.id == job.id && again.imported == job.total)
-                let fresh = try await imports.prepare(file, input: Data(text.utf8), app: h.app.appId, source: "ids.csv", emitEvents: true)
+                let again = try await Self.receive(h, text, source: "ids.csv", parts: 7)
+                #expect(again.id == job.id && again.imported == job.total && again.status == "done")
+                #expect(try await Self.count("import_uploads", h) == 0, "a file posted again is not kept")
+                let fresh = try await Self.receive(h, text, source: "ids.csv", emitEvents: true)
                 #expect(fresh.id != job.id)
                 try await imports.run(job: fresh.id)
                 #expect(try await Self.count("events", h) == events)
@@ -233,8 +237,7 @@ struct ImportTests {
 
     static func notFound(_ h: Harness, annTransaction: String) async throws {
         let csv = "app_user_id,transaction_id\nann,\(annTransaction)\nzed,999999\nbea,\(annTransaction)\n"
-        let file = try ImportFile.read(Data(csv.utf8))
-        let job = try await h.core.imports.prepare(file, input: Data(csv.utf8), app: h.app.appId, source: "x.csv", emitEvents: false)
+        let job = try await Self.receive(h, csv, source: "x.csv")
         // One at a time: ann takes the subscription first, and the app keeps it with her (policy keep).
         try await h.core.imports.run(job: job.id, options: .init(concurrency: 1))
         let status = try await h.core.imports.job(id: job.id, app: h.app.appId)
@@ -269,7 +272,7 @@ struct ImportTests {
                     uri: path + "?rate=0&name=ids.csv", method: .post, headers: fields, body: ByteBuffer(string: csv))
                 #expect(posted.status == .accepted)
                 let job = try decode(ImportJobStatus.self, posted)
-                #expect(job.total == 3 && job.droppedLines == 1 && job.source == "ids.csv")
+                #expect(job.status == "reading" && job.source == "ids.csv")
                 try await eventually("the import is done", seconds: 30) {
                     let read = try await client.execute(uri: "\(path)/\(job.id)", method: .get, headers: headers(h.app.secretKey))
                     return (try? decode(ImportJobStatus.self, read))?.status == "done"
@@ -278,6 +281,7 @@ struct ImportTests {
                     ImportJobStatus.self,
                     try await client.execute(uri: "\(path)/\(job.id)", method: .get, headers: headers(h.app.secretKey)))
                 #expect(done.imported == 2 && done.notFound == 1 && done.failed == 0, "\(done)")
+                #expect(done.total == 3 && done.droppedLines == 1)
                 let problems = try await client.execute(uri: "\(path)/\(job.id)/problems", method: .get, headers: headers(h.app.secretKey))
                 let text = String(buffer: problems.body)
                 #expect(text.hasPrefix(ImportProblemCSV.header) && text.contains("zed,999999,notFound") && text.contains(",dropped,"))
@@ -292,9 +296,21 @@ struct ImportTests {
                 let bogus = try await client.execute(
                     uri: path + "?format=excel", method: .post, headers: fields, body: ByteBuffer(string: csv))
                 #expect(bogus.status == .badRequest)
+                // A header without the format's columns is refused at once; a file that names no customer fails its job.
+                let header = try await client.execute(
+                    uri: path, method: .post, headers: fields, body: ByteBuffer(string: "user,purchase\nann,1\n"))
+                #expect(header.status == .badRequest && String(buffer: header.body).contains("needs app_user_id"))
+                let nothing = try await client.execute(uri: path, method: .post, headers: fields, body: ByteBuffer())
+                #expect(nothing.status == .badRequest && String(buffer: nothing.body).contains("empty"))
                 let empty = try await client.execute(
                     uri: path, method: .post, headers: fields, body: ByteBuffer(string: "app_user_id,transaction_id\n"))
-                #expect(empty.status == .badRequest)
+                #expect(empty.status == .accepted)
+                let emptyJob = try decode(ImportJobStatus.self, empty)
+                try await eventually("the empty file's job has failed", seconds: 30) {
+                    let read = try await client.execute(uri: "\(path)/\(emptyJob.id)", method: .get, headers: headers(h.app.secretKey))
+                    let status = try? decode(ImportJobStatus.self, read)
+                    return status?.status == "failed" && status?.detail?.contains("names no customer") == true
+                }
                 let missing = try await client.execute(uri: "\(path)/imp_nope", method: .get, headers: headers(h.app.secretKey))
                 #expect(missing.status == .notFound)
                 let publicKey = try await client.execute(uri: path, method: .get, headers: headers(h.app.publicKey))
@@ -309,10 +325,25 @@ struct ImportTests {
         try await h.test { _ in
             let csv = "app_user_id,transaction_id\nann,1000\n"
             await #expect {
-                _ = try await h.core.imports.prepare(
-                    try ImportFile.read(Data(csv.utf8)), input: Data(csv.utf8), app: h.app.appId, source: "x.csv", emitEvents: false)
+                _ = try await Self.receive(h, csv, source: "x.csv")
             } throws: { ($0 as? CoreError)?.description.contains("App Store Server API key") == true }
+            let stored = try await Self.count("import_uploads", h)
+            #expect(stored == 0)
         }
+    }
+
+    /// Posts `text` to the core as an upload would come, in `parts` pieces.
+    static func receive(_ h: Harness, _ text: String, source: String, emitEvents: Bool = false, parts: Int = 1) async throws
+        -> ImportJobStatus
+    {
+        let bytes = Array(text.utf8)
+        let size = max(1, (bytes.count + parts - 1) / parts)
+        let buffers = stride(from: 0, to: bytes.count, by: size).map { ByteBuffer(bytes: bytes[$0..<min($0 + size, bytes.count)]) }
+        return try await h.core.imports.receive(
+            AsyncStream { continuation in
+                for buffer in buffers { continuation.yield(buffer) }
+                continuation.finish()
+            }, format: nil, app: h.app.appId, source: source, emitEvents: emitEvents)
     }
 
     static func count(_ table: String, _ h: Harness) async throws -> Int {

@@ -24,7 +24,7 @@ public struct ImportJobStatus: Codable, Sendable, Hashable {
     public var appId: String
     public var format: String
     public var source: String
-    /// `running`, `done` (every customer imported, not found, or failed for good), `incomplete` (some wait for
+    /// `reading` (the file is stored and waits to be read), `running`, `done` (every customer imported, not found, or failed for good), `incomplete` (some wait for
     /// another run) or `failed` (stopped by an error that is no customer's; `detail` says which).
     public var status: String
     public var detail: String?
@@ -96,31 +96,6 @@ public struct CustomerImports: Sendable {
         return RunOptions(perSecond: RunOptions.applesLimit(for: app))
     }
 
-    /// Creates the job for a file, or finds the one made from the same input before (the same app, format, events
-    /// choice and bytes), which a run then resumes.
-    public func prepare(
-        _ file: ImportFile, input: Data, app appId: String, source: String, emitEvents: Bool
-    ) async throws -> ImportJobStatus {
-        let app = try await registry.app(id: appId)
-        guard app.config.serverAPI != nil, appleAPI != nil else {
-            throw CoreError.invalidInput(
-                field: "app", "the app has no App Store Server API key (serverAPI in its configuration): an import asks Apple")
-        }
-        var digest = SHA256()
-        digest.update(data: Data("\(appId)\n\(file.format.rawValue)\n\(emitEvents)\n".utf8))
-        digest.update(data: input)
-        let id = "imp_" + Hex.encode(Array(digest.finalize())).prefix(24)
-        let encoder = JSONEncoder()
-        let now = clock().millisecondsSince1970
-        let record = ImportJobRecord(
-            id: id, appId: appId, format: file.format.rawValue, source: source,
-            customers: String(decoding: try encoder.encode(file.customers), as: UTF8.self), total: file.customers.count,
-            dropped: String(decoding: try encoder.encode(file.dropped), as: UTF8.self), emitEvents: emitEvents, status: "running",
-            detail: nil, createdAt: now, updatedAt: now)
-        let job = try await database.writing { try await $0.createImportJob(record) }
-        return try await status(of: job)
-    }
-
     public func job(id: String, app appId: String) async throws -> ImportJobStatus {
         guard let job = try await database.reading({ try await $0.importJob(id: id) }), job.appId == appId else {
             throw CoreError.notFound("no import \(id)")
@@ -128,12 +103,13 @@ public struct CustomerImports: Sendable {
         return try await status(of: job)
     }
 
+    /// An app's last hundred jobs, newest first: their rows and counts, never their customers.
     public func jobs(app appId: String) async throws -> [ImportJobStatus] {
-        var statuses: [ImportJobStatus] = []
-        for job in try await database.reading({ try await $0.importJobs(app: appId, limit: 100) }) {
-            statuses.append(try await status(of: job))
+        let (jobs, counts) = try await database.reading { session in
+            let jobs = try await session.importJobs(app: appId, limit: 100)
+            return (jobs, try await session.importCounts(jobs: jobs.map(\.id)))
         }
-        return statuses
+        return jobs.map { Self.status(of: $0, counts: counts[$0.id] ?? ImportCounts()) }
     }
 
     /// The job's customers not imported and the lines its file left out, in the file's order.
@@ -141,48 +117,93 @@ public struct CustomerImports: Sendable {
         guard let job = try await database.reading({ try await $0.importJob(id: id) }), job.appId == appId else {
             throw CoreError.notFound("no import \(id)")
         }
-        let customers = try Self.customers(of: job)
-        var problems = try JSONDecoder().decode([ImportDroppedLine].self, from: Data(job.dropped.utf8)).map {
+        let (dropped, items) = try await database.reading { session in
+            (try await session.importDropped(job: id), try await session.importProblems(job: id))
+        }
+        var lines: [Int: Int] = [:]
+        for chunk in stride(from: 0, to: items.count, by: 500) {
+            let some = items[chunk..<min(chunk + 500, items.count)].map(\.item)
+            for customer in try await database.reading({ try await $0.importCustomers(job: id, items: some) }) {
+                lines[customer.item] = customer.line
+            }
+        }
+        var problems = dropped.map {
             ImportProblem(line: $0.line, appUserId: "", transactionIds: [], outcome: "dropped", reason: $0.reason)
         }
-        for item in try await database.reading({ try await $0.importProblems(job: id) }) where item.item < customers.count {
-            let customer = customers[item.item]
+        for item in items {
             problems.append(
                 ImportProblem(
-                    line: customer.line, appUserId: item.appUserId, transactionIds: customer.transactionIds, outcome: item.outcome,
+                    line: lines[item.item] ?? 0, appUserId: item.appUserId,
+                    transactionIds: item.transactionIds.split(separator: " ").map(String.init), outcome: item.outcome,
                     reason: item.detail))
         }
         return problems.sorted { ($0.line, $0.outcome) < ($1.line, $1.outcome) }
     }
 
-    private func status(of job: ImportJobRecord) async throws -> ImportJobStatus {
-        let counts = try await database.reading { try await $0.importCounts(job: job.id) }
-        let dropped = (try? JSONDecoder().decode([ImportDroppedLine].self, from: Data(job.dropped.utf8)).count) ?? 0
-        return ImportJobStatus(
+    func status(of job: ImportJobRecord) async throws -> ImportJobStatus {
+        Self.status(of: job, counts: try await database.reading { try await $0.importCounts(job: job.id) })
+    }
+
+    static func status(of job: ImportJobRecord, counts: ImportCounts) -> ImportJobStatus {
+        ImportJobStatus(
             id: job.id, appId: job.appId, format: job.format, source: job.source, status: job.status, detail: job.detail,
-            total: job.total, imported: counts.imported, notFound: counts.notFound, failed: counts.failed, droppedLines: dropped,
-            emitEvents: job.emitEvents, createdAt: job.createdAt, updatedAt: job.updatedAt)
+            total: job.total, imported: counts.imported, notFound: counts.notFound, failed: counts.failed,
+            droppedLines: job.droppedLines, emitEvents: job.emitEvents, createdAt: job.createdAt, updatedAt: job.updatedAt)
     }
 
-    static func customers(of job: ImportJobRecord) throws -> [ImportCustomer] {
-        try JSONDecoder().decode([ImportCustomer].self, from: Data(job.customers.utf8))
+    /// The customers of a job not done yet, a page at a time, in the file's order.
+    struct PendingCustomers {
+        let database: StorageDatabase
+        let job: String
+        private var page: [ImportCustomerRecord] = []
+        private var next = 0
+        private var after = -1
+        private var ended = false
+
+        init(database: StorageDatabase, job: String) {
+            self.database = database
+            self.job = job
+        }
+
+        mutating func pop() async throws -> ImportCustomerRecord? {
+            if next == page.count {
+                guard !ended else { return nil }
+                let (job, after) = (self.job, self.after)
+                page = try await database.reading { try await $0.pendingImportCustomers(job: job, after: after, limit: 256) }
+                next = 0
+                ended = page.count < 256
+                guard let last = page.last else { return nil }
+                self.after = last.item
+            }
+            defer { next += 1 }
+            return page[next]
+        }
     }
 
-    /// Runs the job's customers not done yet; `progress` is called after each. Returns the customers this run left to a
+    /// Reads the job's file if it has not been read, then runs the job's customers not done yet; `progress` is called
+    /// after each. Returns the customers this run left to a
     /// later one. Cancelling the task stops it between customers: what was done stays done.
     @discardableResult
     public func run(
         job id: String, options: RunOptions = RunOptions(), progress: @escaping @Sendable (ImportProgress) -> Void = { _ in }
     ) async throws -> [ImportProblem] {
-        guard let job = try await database.reading({ try await $0.importJob(id: id) }) else { throw CoreError.notFound("no import \(id)") }
+        guard var job = try await database.reading({ try await $0.importJob(id: id) }) else { throw CoreError.notFound("no import \(id)") }
+        if job.status == "reading" {
+            guard try await read(job: id) else { return [] }
+            guard let read = try await database.reading({ try await $0.importJob(id: id) }) else {
+                throw CoreError.notFound("no import \(id)")
+            }
+            job = read
+        }
+        // A file that could not be read: nothing to run (running would call the job done).
+        if job.status == "failed", job.total == 0 { return [] }
         let app = try await registry.app(id: job.appId)
         guard let appleAPI, app.config.serverAPI != nil else {
             throw CoreError.invalidInput(field: "app", "the app has no App Store Server API key (serverAPI in its configuration)")
         }
-        let customers = try Self.customers(of: job)
-        let done = try await database.reading { try await $0.importItemsDone(job: id) }
-        let pending = customers.indices.filter { !done.contains($0) }
         var counts = try await database.reading { try await $0.importCounts(job: id) }
+        let pendingAtStart = max(job.total - counts.done, 0)
+        var pending = PendingCustomers(database: database, job: id)
         try await database.writing {
             try await $0.setImportJobStatus(id: id, status: "running", detail: nil, at: clock().millisecondsSince1970)
         }
@@ -194,36 +215,36 @@ public struct CustomerImports: Sendable {
             database: database, recomputer: recomputer, cache: cache, appleAPI: appleAPI, app: app, job: job, clock: clock)
         do {
             try await withThrowingTaskGroup(of: ItemResult.self) { group in
-                var next = pending.startIndex
-                func startNext() {
-                    guard next < pending.endIndex else { return }
-                    let item = pending[next]
-                    next += 1
+                var inFlight: [Int: ImportCustomer] = [:]
+                func startNext() async throws {
+                    guard let record = try await pending.pop() else { return }
+                    let customer = ImportCustomer(record)
+                    inFlight[record.item] = customer
                     group.addTask {
                         try Task.checkCancellation()
                         await pacer?.wait()
-                        return try await importer.run(customers[item], item: item)
+                        return try await importer.run(customer, item: record.item)
                     }
                 }
-                for _ in 0..<max(options.concurrency, 1) { startNext() }
+                for _ in 0..<max(options.concurrency, 1) { try await startNext() }
                 while let result = try await group.next() {
+                    let customer = inFlight.removeValue(forKey: result.item)
                     switch result.outcome {
                     case .imported: counts.imported += 1
                     case .notFound: counts.notFound += 1
                     case .failed: counts.failed += 1
                     case .retryLater:
-                        let customer = customers[result.item]
                         later.append(
                             ImportProblem(
-                                line: customer.line, appUserId: customer.appUserId ?? "", transactionIds: customer.transactionIds,
-                                outcome: "retryLater", reason: result.detail))
+                                line: customer?.line ?? 0, appUserId: customer?.appUserId ?? "",
+                                transactionIds: customer?.transactionIds ?? [], outcome: "retryLater", reason: result.detail))
                     }
                     if result.outcome != .retryLater { doneThisRun += 1 }
                     progress(
                         ImportProgress(
-                            total: customers.count, counts: counts, doneThisRun: doneThisRun, pendingAtStart: pending.count,
+                            total: job.total, counts: counts, doneThisRun: doneThisRun, pendingAtStart: pendingAtStart,
                             retryLater: later.count, elapsed: ContinuousClock.now - started))
-                    startNext()
+                    try await startNext()
                 }
             }
         } catch {

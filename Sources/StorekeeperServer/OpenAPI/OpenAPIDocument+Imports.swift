@@ -9,8 +9,8 @@ extension OpenAPIDocument {
             "source": .string,
             "status": .string(
                 description:
-                    "done: every customer imported, not found at Apple, or failed for good; incomplete: some wait for another run (post the file again); failed: stopped by an error that is no customer's (detail).",
-                allowedValues: ["running", "done", "incomplete", "failed"]),
+                    "reading: the file is stored and the server reads it (total and droppedLines grow as it does); running: customers are being imported; done: every customer imported, not found at Apple, or failed for good; incomplete: some wait for another run (post the file again); failed: stopped by an error that is no customer's (detail).",
+                allowedValues: ["reading", "running", "done", "incomplete", "failed"]),
             "detail": .string(required: false), "total": .integer, "imported": .integer, "notFound": .integer, "failed": .integer,
             "droppedLines": .integer, "emitEvents": .boolean, "createdAt": .integer, "updatedAt": .integer,
         ])
@@ -33,7 +33,8 @@ extension OpenAPIDocument {
                         "A plain CSV (app_user_id,transaction_id, optionally app_account_token and environment), RevenueCat's "
                         + "Scheduled Data Export, or Apphud's Customers API answers (JSON lines or an array). Each customer's history "
                         + "and statuses are fetched with the app's serverAPI key and stored as if notified; state, events and ledger "
-                        + "follow. Runs in the background, paced at Apple's documented limit; the same file again answers the same "
+                        + "follow. The file is stored as it comes (up to 512 MB) and answered 202 once stored; a CSV header without "
+                        + "the format's columns is refused at once, any other bad line fails the job (detail). Runs in the background, paced at Apple's documented limit; the same file again answers the same "
                         + "job (resumed if it stopped). Imported history is not sent to destinations unless emitEvents=true.",
                     parameters: app + [
                         query(

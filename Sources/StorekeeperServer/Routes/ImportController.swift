@@ -16,14 +16,16 @@ struct ImportController {
         return routes
     }
 
-    /// The largest file posted: a hundred thousand customers' RevenueCat transactions fit.
-    static let maxBytes = 64 * 1024 * 1024
+    /// The largest file posted: a million customers' RevenueCat transactions fit.
+    static let maxBytes = CustomerImports.maxFileBytes
 
     struct JobList: ResponseEncodable { var imports: [ImportJobStatus] }
 
-    /// The body is the file (CSV or JSON as `format` says, or as its first line shows); `emitEvents=true` sends the
-    /// imported history to the app's destinations; `rate` (customers a second, 0 for none) paces it instead of
-    /// Apple's documented limit. Answers 202 with the job: the same file again answers the same job.
+    /// The body is the file (CSV or JSON as `format` says, or as its first line shows), stored as it comes (memory
+    /// holds a megabyte of it, whatever its size) and read by the import worker; `emitEvents=true` sends the imported
+    /// history to the app's destinations; `rate` (customers a second, 0 for none) paces it instead of Apple's
+    /// documented limit. Answers 202 with the job (`reading`) once the last byte is stored: the same file again answers
+    /// the same job.
     @Sendable func start(_ request: Request, context: AdminContext) async throws -> EditedResponse<ImportJobStatus> {
         let query = request.uri.queryParameters
         let format = try query.get("format").map { name throws(CoreError) -> ImportFormat in
@@ -39,21 +41,38 @@ struct ImportController {
             }
             return value
         }
-        var request = request
-        let body: ByteBuffer
-        do { body = try await request.collectBody(upTo: Self.maxBytes) } catch let error as any HTTPResponseError
-            where error.status == .contentTooLarge
-        {
-            throw ErrorResponse(.contentTooLarge, "payload_too_large", "an import file is at most \(Self.maxBytes >> 20) MB")
-        }
-        let data = Data(buffer: body)
-        let file = try ImportFile.read(data, format: format)
-        let job = try await core.imports.prepare(
-            file, input: data, app: context.app.id, source: query.get("name") ?? "upload", emitEvents: emitEvents)
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > Self.maxBytes { throw Self.tooLarge }
+        let job = try await core.imports.receive(
+            LimitedBody(body: request.body, limit: Self.maxBytes), format: format, app: context.app.id,
+            source: query.get("name") ?? "upload", emitEvents: emitEvents)
         if job.status != "done" {
             core.importWorker.submit(job.id, options: rate.map { CustomerImports.RunOptions(perSecond: $0 > 0 ? $0 : nil) })
         }
         return EditedResponse(status: .accepted, response: job)
+    }
+
+    static let tooLarge = ErrorResponse(.contentTooLarge, "payload_too_large", "an import file is at most \(maxBytes >> 20) MB")
+
+    /// A request's body that ends in 413 past `limit` bytes.
+    struct LimitedBody: AsyncSequence {
+        typealias Element = ByteBuffer
+        let body: RequestBody
+        let limit: Int
+
+        struct AsyncIterator: AsyncIteratorProtocol {
+            var inner: RequestBody.AsyncIterator
+            let limit: Int
+            var seen = 0
+
+            mutating func next() async throws -> ByteBuffer? {
+                guard let buffer = try await inner.next() else { return nil }
+                seen += buffer.readableBytes
+                guard seen <= limit else { throw ImportController.tooLarge }
+                return buffer
+            }
+        }
+
+        func makeAsyncIterator() -> AsyncIterator { AsyncIterator(inner: body.makeAsyncIterator(), limit: limit) }
     }
 
     static func flag(_ text: String?, field: String) throws(CoreError) -> Bool {
