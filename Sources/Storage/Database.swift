@@ -57,6 +57,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         case invalidConfiguration
         case unavailable
         case pendingMigrations
+        /// The database has migrations of a newer release that older servers may not run beside.
+        case newerSchema
         case conflict
         case corrupt
         /// A statement the code asked for that the database cannot run: a bug.

@@ -569,7 +569,7 @@ public enum Schema {
         },
         // The first sightings of app user ids (account tokens) by registration time, for the prune of those that never
         // became a customer (`pruneUnclaimedAccountTokens`). An index only: the previous release may run beside it.
-        Migration(version: 23, name: "account tokens by registration time") { db in
+        Migration(version: 23, name: "account tokens by registration time", besidePrevious: true) { db in
             try await db.create(index: "account_tokens_created").on("account_tokens").column("created_at").run()
         },
         // Imports read in bounded memory: the posted file is stored in parts (`import_uploads`) until the server's

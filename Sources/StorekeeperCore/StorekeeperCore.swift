@@ -64,7 +64,8 @@ public struct StorekeeperCore: Sendable {
     public var now: Int64 { clock().millisecondsSince1970 }
 
     /// Opens the database and checks its schema: a fresh SQLite file (or `migrate`) is migrated; otherwise pending
-    /// migrations stop the start with `StorageError.pendingMigrations`.
+    /// migrations stop the start with `StorageError.pendingMigrations`, and migrations of a newer release that older
+    /// servers may not run beside with `StorageError.newerSchema`.
     public static func open(
         _ settings: CoreSettings, clock: @escaping @Sendable () -> Date = { Date() }, logger: Logger,
         httpClient: HTTPClient? = .shared
@@ -74,6 +75,7 @@ public struct StorekeeperCore: Sendable {
         let database = try await StorageDatabase.open(settings.database, logger: logger)
         do {
             let migrator = Migrator(database: database)
+            try await Self.checkNotNewer(migrator, logger: logger)
             let pending = try await migrator.pending()
             if !pending.isEmpty {
                 let fresh = try await migrator.isFresh()
@@ -101,6 +103,25 @@ public struct StorekeeperCore: Sendable {
         }
         return StorekeeperCore(
             database: database, settings: settings, clock: clock, logger: logger, httpClient: httpClient, signingRoot: root)
+    }
+
+    /// Refuses a database a newer release migrated, unless every migration this build does not know lets older servers
+    /// run beside it (then only a warning: a rolling upgrade).
+    public static func checkNotNewer(_ migrator: Migrator, logger: Logger) async throws {
+        let newer = try await migrator.newer()
+        guard let newest = newer.last else { return }
+        let known = migrator.migrations.last.map { "\($0.version) (\($0.name))" } ?? "none"
+        if let blocking = newer.first(where: { $0.besidePrevious != true }) {
+            throw StorageError(
+                .newerSchema,
+                "the database was migrated by a newer release: migration \(blocking.version) (\(blocking.name)) is unknown to "
+                    + "this one (\(Release.version), whose newest migration is \(known)) and older servers may not run beside it. "
+                    + "Run the release that migrated it, or a newer one (`storekeeper --version` names this one); to go back, restore "
+                    + "the backup taken before the upgrade (docs/versioning.md)")
+        }
+        logger.warning(
+            "the database has migrations of a newer release, each of which lets this one run beside it",
+            metadata: ["newest": "\(newest.version) \(newest.name)", "thisRelease": "\(Release.version)"])
     }
 
     /// The core on an open, migrated database. `signingRoot` signs the customer API's answers; nil makes a key for

@@ -141,7 +141,7 @@ struct ServeCommand: AsyncParsableCommand {
 func openCore(_ settings: CoreSettings, logger: Logger) async throws -> StorekeeperCore {
     do {
         return try await StorekeeperCore.open(settings, logger: logger)
-    } catch let error as StorageError where error.code == .pendingMigrations || error.code == .invalidConfiguration {
+    } catch let error as StorageError where [.pendingMigrations, .newerSchema, .invalidConfiguration].contains(error.code) {
         throw UsageError(message: error.message)
     } catch let error as StorageError {
         FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
@@ -150,9 +150,19 @@ func openCore(_ settings: CoreSettings, logger: Logger) async throws -> Storekee
 }
 
 struct MigrateCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "migrate", abstract: "Apply the database's pending migrations.")
+    static let configuration = CommandConfiguration(
+        commandName: "migrate", abstract: "Apply the database's pending migrations (--dry-run: list them).",
+        discussion: """
+            Refuses a database a newer release migrated (unless each of its migrations lets older servers run beside
+            it), naming the migration. Whether a server of the previous release may run beside each migration is in
+            the CHANGELOG and docs/versioning.md.
+            """)
 
     @OptionGroup var database: DatabaseOptions
+    @Flag(
+        name: .customLong("dry-run"),
+        help: "List the pending migrations, with whether the previous release may run beside each; apply none.")
+    var dryRun = false
 
     func run() async throws {
         let settings = try database.settings().core
@@ -162,7 +172,31 @@ struct MigrateCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("error: \(error.message)\n".utf8))
             throw ExitCode(1)
         }
-        let applied = try await Migrator(database: db).migrate()
+        let migrator = Migrator(database: db)
+        do {
+            try await StorekeeperCore.checkNotNewer(migrator, logger: logger)
+        } catch let error as StorageError {
+            await db.close()
+            throw UsageError(message: error.message)
+        }
+        if dryRun {
+            let pending = try await migrator.pending()
+            await db.close()
+            print(
+                pending.isEmpty
+                    ? "nothing to migrate"
+                    : pending.map {
+                        "would apply \($0.version) \($0.name)"
+                            + ($0.besidePrevious
+                                ? " (the previous release may run beside it)" : " (stop servers of the previous release first)")
+                    }.joined(separator: "\n"))
+            return
+        }
+        let applied: [Migration]
+        do { applied = try await migrator.migrate() } catch {
+            await db.close()
+            throw error
+        }
         await db.close()
         print(applied.isEmpty ? "nothing to migrate" : applied.map { "applied \($0.version) \($0.name)" }.joined(separator: "\n"))
         if applied.contains(where: { $0.version == 2 }) {

@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import StorekeeperCore
 
 @main
 struct Storekeeper: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storekeeper",
         abstract: "A self-hosted subscription backend for App Store apps.",
+        version: Release.description,
         subcommands: [
             ServeCommand.self, MigrateCommand.self, AppsCommand.self, ReconcileCommand.self, SimulateCommand.self, VerifyCommand.self,
             EntitlementsCommand.self, ExperimentCommand.self, RatesCommand.self, AnalyticsCommand.self, UsersCommand.self,

@@ -48,45 +48,60 @@ extension CustomerImports {
         var dropped = 0
     }
 
-    /// Folds a part's rows into the job's customers and records its dropped lines: one transaction.
+    /// Rows (or dropped lines) folded in one transaction: a few hundred, so that each is short (on PostgreSQL a long
+    /// transaction holds back every event stream's horizon, and any transaction has a 15-second deadline).
+    static let rowsPerTransaction = 400
+
+    /// Folds a part's rows into the job's customers and records its dropped lines, a few hundred to a transaction
+    /// (each also recording the counts so far).
     private func save(_ read: ImportFileReader.Read, job id: String, counts: inout ReadCounts) async throws {
-        guard !read.rows.isEmpty || !read.dropped.isEmpty else { return }
-        let start = counts
+        let size = Self.rowsPerTransaction
+        for start in stride(from: 0, to: read.rows.count, by: size) {
+            let rows = Array(read.rows[start..<min(start + size, read.rows.count)])
+            counts = try await fold(rows, job: id, counts: counts)
+        }
+        for start in stride(from: 0, to: read.dropped.count, by: size) {
+            let lines = read.dropped[start..<min(start + size, read.dropped.count)].map {
+                ImportDroppedRecord(line: $0.line, reason: $0.reason)
+            }
+            let (first, now) = (counts.dropped, clock().millisecondsSince1970)
+            counts.dropped += lines.count
+            let total = counts
+            try await database.writing { session in
+                try await session.insertImportDropped(job: id, first: first, lines)
+                try await session.setImportJobRead(id: id, total: total.customers, droppedLines: total.dropped, at: now)
+            }
+        }
+    }
+
+    /// One transaction: the customers the rows name read, the rows folded into them (a new customer the next item),
+    /// and those changed written back in one statement.
+    private func fold(_ rows: [ImportRow], job id: String, counts start: ReadCounts) async throws -> ReadCounts {
         let now = clock().millisecondsSince1970
-        counts = try await database.writing { session -> ReadCounts in
+        return try await database.writing { session -> ReadCounts in
             var counts = start
             var keys: [String] = []
             var seen: Set<String> = []
-            for row in read.rows where seen.insert(row.key).inserted { keys.append(row.key) }
-            var customers: [String: (item: Int, customer: ImportCustomer)] = [:]
-            for chunk in stride(from: 0, to: keys.count, by: 500) {
-                for record in try await session.importCustomers(job: id, keys: Array(keys[chunk..<min(chunk + 500, keys.count)])) {
-                    customers[record.key] = (record.item, ImportCustomer(record))
-                }
-            }
+            for row in rows where seen.insert(row.key).inserted { keys.append(row.key) }
+            var customers: [String: ImportCustomerRecord] = [:]
+            for record in try await session.importCustomers(job: id, keys: keys) { customers[record.key] = record }
             var changed: [String] = []
             var changedSet: Set<String> = []
-            for row in read.rows {
-                if var entry = customers[row.key] {
-                    let before = entry.customer
-                    entry.customer.fold(row)
-                    if entry.customer != before {
-                        customers[row.key] = entry
-                        if changedSet.insert(row.key).inserted { changed.append(row.key) }
-                    }
+            for row in rows {
+                let record: ImportCustomerRecord
+                if let stored = customers[row.key] {
+                    var customer = ImportCustomer(stored)
+                    customer.fold(row)
+                    guard customer != ImportCustomer(stored) else { continue }
+                    record = ImportCustomerRecord(customer, item: stored.item, key: row.key)
                 } else {
-                    customers[row.key] = (counts.customers, ImportCustomer(row))
+                    record = ImportCustomerRecord(ImportCustomer(row), item: counts.customers, key: row.key)
                     counts.customers += 1
-                    if changedSet.insert(row.key).inserted { changed.append(row.key) }
                 }
+                customers[row.key] = record
+                if changedSet.insert(row.key).inserted { changed.append(row.key) }
             }
-            for key in changed {
-                guard let entry = customers[key] else { continue }
-                try await session.saveImportCustomer(job: id, ImportCustomerRecord(entry.customer, item: entry.item, key: key))
-            }
-            try await session.insertImportDropped(
-                job: id, first: counts.dropped, read.dropped.map { ImportDroppedRecord(line: $0.line, reason: $0.reason) })
-            counts.dropped += read.dropped.count
+            try await session.saveImportCustomers(job: id, changed.compactMap { customers[$0] })
             try await session.setImportJobRead(id: id, total: counts.customers, droppedLines: counts.dropped, at: now)
             return counts
         }

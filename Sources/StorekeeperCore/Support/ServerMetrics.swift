@@ -18,6 +18,10 @@ public final class ServerMetrics: Sendable {
             .milliseconds(500), .seconds(1), .seconds(5),
         ]
         self.factory = factory
+        // Which release answers: the version and commit as labels of a constant 1 (Prometheus's build-info idiom).
+        Gauge(
+            label: "storekeeper_build_info", dimensions: [("version", Release.version), ("commit", Release.commit)], factory: factory
+        ).record(1)
     }
 
     public func request(method: String, route: String, status: Int, duration: Duration) {

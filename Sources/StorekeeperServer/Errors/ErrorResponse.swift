@@ -111,7 +111,7 @@ public struct ErrorResponse: Error, HTTPResponseError, Sendable, CustomStringCon
             headers[.retryAfter] = "5"
         case .conflict:
             self.init(.conflict, "conflict", error.message)
-        case .invalidConfiguration, .pendingMigrations, .corrupt, .misuse:
+        case .invalidConfiguration, .pendingMigrations, .newerSchema, .corrupt, .misuse:
             self.init(.internalServerError, "internal_error", error.message)
         }
     }

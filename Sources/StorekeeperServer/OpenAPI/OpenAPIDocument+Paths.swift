@@ -222,6 +222,8 @@ extension OpenAPIDocument {
     static let healthSchema = JSONSchema.object(
         properties: [
             "status": .string(allowedValues: "ok", "unavailable"), "database": .string(allowedValues: "sqlite", "postgres"),
+            "version": .string(description: "The release answering (docs/versioning.md)."),
+            "commit": .string(description: "The commit it was built from; `development` for a build not stamped by a release build."),
             "error": .string(required: false),
         ])
 
