@@ -101,6 +101,10 @@ struct ConnectionLimitTests {
         let h = try await Harness.make(.sqlite)
         var limits = ConnectionLimits()
         limits.maxConnections = 4
+        // Only the cap is under test: the idle connections never send a head, and on a loaded machine the rounds can
+        // take longer than the default header timeout, which would close the last of them for another reason.
+        limits.headerTimeout = .seconds(600)
+        limits.idleTimeout = .seconds(600)
         try await h.application { $0.connections = limits }.test(.live) { client in
             let port = try #require(client.port)
             var idle: [RawConnection] = []

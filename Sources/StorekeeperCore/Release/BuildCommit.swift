@@ -1,5 +1,5 @@
-/// The commit a release binary was built from. A build says `development` unless the release build stamps this file
-/// with its commit before building (the release script of issue 62's second item, to come).
+/// The commit a release binary was built from: `scripts/release.sh` stamps it into a copy of the committed tree before
+/// building. Any other build says `development`.
 enum BuildCommit {
     static let value = "development"
 }

@@ -223,7 +223,7 @@ extension OpenAPIDocument {
         properties: [
             "status": .string(allowedValues: "ok", "unavailable"), "database": .string(allowedValues: "sqlite", "postgres"),
             "version": .string(description: "The release answering (docs/versioning.md)."),
-            "commit": .string(description: "The commit it was built from; `development` for a build not stamped by a release build."),
+            "commit": .string(description: "The commit it was built from; `development` for a build not made by scripts/release.sh."),
             "error": .string(required: false),
         ])
 

@@ -11,8 +11,8 @@ struct SystemController {
     struct Health: ResponseCodable {
         var status: String
         var database: String
-        /// The release answering, and the commit it was built from (`development` for a build a release build did
-        /// not stamp).
+        /// The release answering, and the commit it was built from (`development` for a build not made by
+        /// `scripts/release.sh`).
         var version = Release.version
         var commit = Release.commit
         var error: String?
