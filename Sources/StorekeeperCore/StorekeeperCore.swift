@@ -167,7 +167,7 @@ public struct StorekeeperCore: Sendable {
         self.imports = CustomerImports(
             database: database, registry: apps, recomputer: recomputer, cache: cache, appleAPI: apple, logger: logger, clock: clock)
         self.importWorker = ImportWorker(imports: imports, database: database, logger: logger)
-        if let url = settings.ratesURL, let httpClient {
+        if let url = settings.ratesURL, httpClient != nil {
             self.ratesFeed = RatesFeed(
                 database: database, url: url, httpClient: AppleAPIAccess.noRedirects, addresses: addresses, metrics: metrics,
                 logger: logger,
